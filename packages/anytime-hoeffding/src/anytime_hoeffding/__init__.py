@@ -1,0 +1,1 @@
+"""Anytime-valid Hoeffding trees."""

@@ -1,0 +1,84 @@
+"""Bounded proper losses and the predictable Laplace forecasters of the predictive e-split.
+
+Paper: Amoukou, Mishra & Veloso, "Correcting Split Selection in Online Decision Trees via
+Anytime-Valid Inference", ICML 2026 (arXiv:2605.31239); the split test compares sequential
+forecasters in the sense of Choe & Ramdas (2023).
+
+1. Forecasters built only from data seen before ``t``: the leaf forecaster ``f0`` and the
+   child forecaster ``f_s`` are Laplace class frequencies ``(N_k + 1) / (N + K)`` of the
+   instances (weighted) that reached the leaf, resp. the child of ``x_t`` under split ``s``
+   -> :func:`laplace_loss`.
+2. Increment ``g_t^s = (l(f0(x_t), y_t) - l(f_s(x_t), y_t)) / L in [-1, 1]`` with a bounded
+   loss of range ``L``: Brier (``L = 2``), zero-one (``L = 1``), log-loss clipped at
+   ``p_min`` (``L = ln(1/p_min)``) -> :data:`LOSSES`, :func:`loss_range`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+__all__ = ["BRIER", "LOG", "LOSSES", "ZERO_ONE", "laplace_loss", "loss_code", "loss_range"]
+
+BRIER, ZERO_ONE, LOG = 0, 1, 2
+LOSSES = {"brier": BRIER, "zero_one": ZERO_ONE, "log": LOG}
+
+
+def loss_code(loss: str) -> int:
+    """Integer code of a loss name; raises ``ValueError`` for unknown names."""
+    try:
+        return LOSSES[loss]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown loss {loss!r}; choose one of {sorted(LOSSES)}") from None
+
+
+def loss_range(code: int, p_min: float) -> float:
+    """Range ``L`` of the loss, so that ``l / L in [0, 1]``."""
+    if code == BRIER:
+        return 2.0
+    if code == ZERO_ONE:
+        return 1.0
+    return math.log(1.0 / p_min)
+
+
+@njit(cache=True)
+def laplace_loss(counts, n_classes, y, code, p_min):
+    """Loss of the Laplace forecaster ``(N_k + 1) / (N + K)`` on label ``y``.
+
+    ``counts`` is a 1-d array of (weighted) class counts of length ``>= n_classes``.
+    """
+    total = 0.0
+    for k in range(n_classes):
+        total += counts[k]
+    denom = total + n_classes
+    if code == BRIER:
+        sq = 0.0
+        for k in range(n_classes):
+            p = (counts[k] + 1.0) / denom
+            sq += p * p
+        return sq - 2.0 * (counts[y] + 1.0) / denom + 1.0
+    if code == ZERO_ONE:
+        best = 0
+        for k in range(1, n_classes):
+            if counts[k] > counts[best]:
+                best = k
+        return 0.0 if best == y else 1.0
+    p = (counts[y] + 1.0) / denom
+    if p < p_min:
+        p = p_min
+    return -math.log(p)
+
+
+def laplace_loss_numpy(counts: np.ndarray, y: int, loss: str = "brier", p_min: float = 1e-3):
+    """Pure-numpy reference of :func:`laplace_loss` (used by the tests)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    p = (counts + 1.0) / (counts.sum() + counts.size)
+    if loss == "brier":
+        onehot = np.zeros_like(p)
+        onehot[y] = 1.0
+        return float(((p - onehot) ** 2).sum())
+    if loss == "zero_one":
+        return float(int(np.argmax(counts)) != y)
+    return float(-np.log(max(p[y], p_min)))

@@ -1,0 +1,506 @@
+"""The anytime-valid Hoeffding tree classifier (the paper's standalone learner).
+
+Paper: S. I. Amoukou, S. Mishra, M. Veloso, "Correcting Split Selection in Online Decision
+Trees via Anytime-Valid Inference", ICML 2026 (arXiv:2605.31239).
+
+Hoeffding trees split when a fixed-sample bound on a gain difference is exceeded at
+data-dependent times, which voids the bound. Here each leaf runs one betting e-process per
+candidate split on the predictive loss difference between the leaf forecaster and the
+candidate's child forecaster, and splits when the best e-value crosses ``|S_l| / alpha_l``
+(Bonferroni within the leaf, alpha spending over the tree), so the probability of any false
+split, ever, is at most ``alpha`` under arbitrary streams. Map:
+
+- the public estimator, input validation, label bookkeeping, split log
+  -> :class:`AnytimeHoeffdingTreeClassifier`;
+- e-processes -> :mod:`anytime_hoeffding.eprocess`; losses and forecasters ->
+  :mod:`anytime_hoeffding.predictive_loss`; alpha allocation ->
+  :mod:`anytime_hoeffding.alpha_spending`; compiled engine -> :mod:`anytime_hoeffding.flat_tree`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .alpha_spending import SPENDINGS, log_split_threshold
+from .eprocess import betting_code, check_cap
+from .flat_tree import EV_GRID, EV_SPLIT, LEAF_PREDICTIONS, FlatTree, learn_kernel
+from .flat_tree import leaves_of, predict_kernel
+from .predictive_loss import loss_code, loss_range
+
+__all__ = ["AnytimeHoeffdingTreeClassifier"]
+
+MISSING_POLICIES = ("error", "route")
+
+
+def _check_alpha(alpha: float) -> float:
+    alpha = float(alpha)
+    if not (0.0 < alpha < 1.0):
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    return alpha
+
+
+class AnytimeHoeffdingTreeClassifier:
+    """Online decision tree whose splits are decided by anytime-valid e-processes.
+
+    Parameters
+    ----------
+    alpha
+        Level in (0, 1). With ``alpha_spending="tree"``, P(any false split ever) <= alpha.
+    alpha_spending
+        ``"tree"`` (default; ``alpha / ((d+1)(d+2)2^d)`` at depth ``d``) or ``"node"``
+        (``alpha`` at every leaf, the analogue of the Hoeffding tree's ``delta``).
+    loss
+        Bounded proper loss of the forecaster comparison: ``"brier"`` (default),
+        ``"zero_one"`` or ``"log"`` (clipped at ``p_min``).
+    betting
+        Predictable bet: ``"agrapa"`` (default), ``"ons"`` or ``"mixture"``.
+    bet_cap
+        Cap ``c`` in (0, 1) on the bets.
+    n_bins
+        ``B >= 2``: each numeric feature gets ``B - 1`` candidate cut points per leaf.
+    warmup
+        ``n0``: instances buffered at a new leaf to fix its quantile grid before testing.
+    max_depth
+        Leaves at this depth stop testing (``None``: unbounded).
+    leaf_prediction
+        ``"mc"`` (majority class), ``"nb"`` (naive Bayes on the bins) or ``"nba"``
+        (default: whichever of the two has been more accurate at that leaf).
+    max_features
+        Features each new leaf may split on, drawn at random when the leaf is created
+        (``None``: all; an int; ``"sqrt"``). Used by the forest.
+    classes
+        Declared labels (fixes the class order and rejects others). ``None``: classes are
+        learned as they appear, in order of appearance.
+    missing
+        ``"error"`` (default: NaN/inf features raise) or ``"route"`` (NaN goes left, +-inf
+        is ordered; grids use the finite values only).
+    p_min
+        Clip of the log-loss.
+    seed
+        Seed of the feature-subset draws (the only randomness).
+
+    Notes
+    -----
+    Candidate cut points are the quantiles of the first ``warmup`` instances reaching the
+    leaf, fixed before the test starts. Per instance and candidate ``s``, the increment
+    ``g = (l(f0(x), y) - l(f_s(x), y)) / L`` compares the leaf's Laplace class frequencies
+    with those of the child ``x`` falls into, both computed before ``y`` is seen. The
+    e-process ``prod (1 + lambda g)`` with predictable ``lambda in [0, c]`` is a
+    supermartingale under ``H0: E[g | past] <= 0``, so Ville's inequality applies at any
+    data-dependent time. There is no grace period: the test is checked on every instance.
+
+    References
+    ----------
+    [^1]: Amoukou, Mishra & Veloso (2026). Correcting Split Selection in Online Decision
+        Trees via Anytime-Valid Inference. ICML. arXiv:2605.31239.
+    [^2]: Domingos & Hulten (2000). Mining high-speed data streams. KDD.
+    [^3]: Waudby-Smith & Ramdas (2024). Estimating means of bounded random variables by
+        betting. JRSS-B.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(5000, 5))
+    >>> y = (X[:, 2] > 0.6).astype(int) ^ (rng.uniform(size=5000) < 0.1)
+    >>> tree = AnytimeHoeffdingTreeClassifier(seed=0).learn_many(X, y)
+    >>> first = tree.split_log[0]
+    >>> first["feature"], round(first["threshold"], 1), first["t"] < 1000
+    (2, 0.6, True)
+    >>> tree.predict_many(np.array([[0.5, 0.5, 0.9, 0.5, 0.5]]))
+    array([1])
+    """
+
+    def __init__(
+        self,
+        alpha: float = 0.05,
+        alpha_spending: str = "tree",
+        loss: str = "brier",
+        betting: str = "agrapa",
+        bet_cap: float = 0.5,
+        n_bins: int = 16,
+        warmup: int = 100,
+        max_depth: int | None = None,
+        leaf_prediction: str = "nba",
+        max_features: int | str | None = None,
+        classes: Sequence[Any] | None = None,
+        missing: str = "error",
+        p_min: float = 1e-3,
+        seed: int | None = None,
+    ):
+        self.alpha = _check_alpha(alpha)
+        if alpha_spending not in SPENDINGS:
+            raise ValueError(
+                f"unknown alpha_spending {alpha_spending!r}; choose one of {list(SPENDINGS)}"
+            )
+        self.alpha_spending = alpha_spending
+        self.loss = loss
+        self._loss = loss_code(loss)
+        self.betting = betting
+        self._betting = betting_code(betting)
+        self.bet_cap = check_cap(bet_cap)
+        if isinstance(n_bins, bool) or int(n_bins) != n_bins or n_bins < 2:
+            raise ValueError(f"n_bins must be an integer >= 2, got {n_bins}")
+        self.n_bins = int(n_bins)
+        if isinstance(warmup, bool) or int(warmup) != warmup or warmup < 2:
+            raise ValueError(f"warmup must be an integer >= 2, got {warmup}")
+        self.warmup = int(warmup)
+        if max_depth is not None and (int(max_depth) != max_depth or max_depth < 0):
+            raise ValueError(f"max_depth must be None or an integer >= 0, got {max_depth}")
+        self.max_depth = None if max_depth is None else int(max_depth)
+        if leaf_prediction not in LEAF_PREDICTIONS:
+            raise ValueError(
+                f"unknown leaf_prediction {leaf_prediction!r}; choose one of "
+                f"{sorted(LEAF_PREDICTIONS)}"
+            )
+        self.leaf_prediction = leaf_prediction
+        if not (
+            max_features is None
+            or max_features == "sqrt"
+            or (isinstance(max_features, int) and not isinstance(max_features, bool))
+        ) or (isinstance(max_features, int) and max_features < 1):
+            raise ValueError(f"max_features must be None, 'sqrt' or an int >= 1, got {max_features!r}")
+        self.max_features = max_features
+        if missing not in MISSING_POLICIES:
+            raise ValueError(f"unknown missing policy {missing!r}; choose one of {list(MISSING_POLICIES)}")
+        self.missing = missing
+        p_min = float(p_min)
+        if not (0.0 < p_min < 1.0):
+            raise ValueError(f"p_min must lie in (0, 1), got {p_min}")
+        self.p_min = p_min
+        self._loss_scale = loss_range(self._loss, p_min)
+        self.seed = seed
+        self._rng = np.random.default_rng(seed)
+        self.classes_: list[Any] = []
+        self._class_index: dict[Any, int] = {}
+        self._declared = classes is not None
+        if classes is not None:
+            classes = list(classes)
+            if len(classes) < 1 or len(set(classes)) != len(classes):
+                raise ValueError("classes must be a non-empty sequence of distinct labels")
+            self.classes_ = classes
+            self._class_index = {c: k for k, c in enumerate(classes)}
+        self.n_features_in_: int | None = None
+        self.feature_names_: list[Any] | None = None
+        self._tree: FlatTree | None = None
+        self._split_log: list[dict[str, Any]] = []
+        self.n_seen = 0
+
+    # ------------------------------------------------------------------ validation
+    def _check_X(self, X, name="X") -> np.ndarray:
+        X = np.asarray(X)
+        if X.dtype.kind not in "biuf":
+            raise ValueError(f"{name} must be numeric, got dtype {X.dtype}")
+        if X.ndim != 2:
+            raise ValueError(f"{name} must be 2-d (n_samples, n_features), got shape {X.shape}")
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if self.n_features_in_ is not None and X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"{name} has {X.shape[1]} features but the tree was built on {self.n_features_in_}"
+            )
+        bad = ~np.isfinite(X)
+        if bad.any():
+            if self.missing == "error":
+                raise ValueError(
+                    f"{name} contains NaN or inf values; set missing='route' to accept them"
+                )
+            X = X.copy()
+            X[np.isnan(X)] = -np.inf
+        return X
+
+    def _encode(self, y) -> tuple[np.ndarray, list[int]]:
+        """Label indices and the positions where a new (undeclared) class first appears."""
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-d, got shape {y.shape}")
+        uniq, inv = np.unique(y, return_inverse=True)
+        firsts = []
+        if self._declared:
+            missing = [u for u in uniq.tolist() if u not in self._class_index]
+            if missing:
+                raise ValueError(
+                    f"labels {missing[:5]} are not among the declared classes {self.classes_}"
+                )
+        else:
+            first_pos = np.full(uniq.size, len(y), np.int64)
+            np.minimum.at(first_pos, inv, np.arange(len(y)))
+            for k in np.argsort(first_pos, kind="stable"):
+                u = uniq[k].item() if hasattr(uniq[k], "item") else uniq[k]
+                if u not in self._class_index:
+                    firsts.append((int(first_pos[k]), u))
+        codes = np.empty(uniq.size, np.int64)
+        new = dict(self._class_index)
+        for _, u in firsts:
+            new[u] = len(new)
+        for k, u in enumerate(uniq.tolist()):
+            codes[k] = new[u]
+        return codes[inv], firsts
+
+    # ------------------------------------------------------------------ learning
+    def learn_many(self, X, y, sample_weight=None) -> AnytimeHoeffdingTreeClassifier:
+        """Learn a batch in order: ``X (n, d)`` numeric, ``y (n,)``, optional weights ``(n,)``.
+
+        Equivalent to calling :meth:`learn_one` on each row in turn. An empty batch is a
+        no-op.
+        """
+        y_arr = np.asarray(y)
+        X_arr = np.asarray(X)
+        if X_arr.size == 0 and y_arr.size == 0:
+            return self
+        X = self._check_X(X_arr)
+        n = X.shape[0]
+        if y_arr.shape[0] != n:
+            raise ValueError(f"X has {n} rows but y has {y_arr.shape[0]} labels")
+        if sample_weight is None:
+            w = np.ones(n, np.float64)
+        else:
+            w = np.ascontiguousarray(sample_weight, dtype=np.float64)
+            if w.shape != (n,):
+                raise ValueError(f"sample_weight must have shape ({n},), got {w.shape}")
+            if not np.all(np.isfinite(w)) or (w < 0).any():
+                raise ValueError("sample_weight must be finite and non-negative")
+        codes, firsts = self._encode(y_arr)
+        if self._tree is None:
+            self.n_features_in_ = X.shape[1]
+            self._tree = FlatTree(
+                X.shape[1], self.n_bins, self.warmup, self._betting,
+                max(2, len(self.classes_) + len(firsts)),
+            )  # fmt: skip
+        start = 0
+        for pos, label in firsts:
+            self._run(X, codes, w, start, pos, skip_first=False)
+            self._class_index[label] = len(self.classes_)
+            self.classes_.append(label)
+            if len(self.classes_) > self._tree.kcap:
+                self._tree.grow_classes(2 * len(self.classes_))
+            self._run(X, codes, w, pos, pos + 1, skip_first=True)
+            start = pos + 1
+        self._run(X, codes, w, start, n, skip_first=False)
+        self.n_seen += n
+        return self
+
+    def _run(self, X, y, w, start, stop, skip_first):
+        tree = self._tree
+        i = start
+        while i < stop:
+            nxt, event, s = learn_kernel(
+                X, y, w, i, stop, skip_first and i == start,
+                *tree.node_args(), *tree.slot_args(),
+                len(self.classes_), self._loss, self._loss_scale, self.p_min,
+                self._betting, self.bet_cap, self.leaf_prediction == "nba",
+            )  # fmt: skip
+            if event == EV_GRID:
+                self._on_grid(s)
+            elif event == EV_SPLIT:
+                self._on_split(s, t=self.n_seen + nxt)
+            i = nxt
+
+    def _node_of_slot(self, s) -> int:
+        t = self._tree
+        return int(np.flatnonzero(t.node_slot[: t.n_nodes] == s)[0])
+
+    def _on_grid(self, s):
+        t = self._tree
+        node = self._node_of_slot(s)
+        depth = int(t.depth[node])
+        d = t.d
+        if self.max_features is None:
+            allowed = set(range(d))
+        else:
+            m = max(1, round(math.sqrt(d))) if self.max_features == "sqrt" else self.max_features
+            allowed = set(self._rng.choice(d, size=min(m, d), replace=False).tolist())
+        test = self.max_depth is None or depth < self.max_depth
+        t.fix_grid(
+            s, allowed,
+            lambda n_active: log_split_threshold(self.alpha, depth, n_active, self.alpha_spending),
+            len(self.classes_), test=test,
+        )  # fmt: skip
+
+    def _on_split(self, s, t):
+        tree = self._tree
+        node = self._node_of_slot(s)
+        j, b, logk = tree.best_candidate(s)
+        threshold = float(tree.grid[s, j, b])
+        n_active = int(tree.active[s].sum())
+        depth = int(tree.depth[node])
+        tree.split(node, j, b, t)
+        self._split_log.append(
+            {
+                "t": int(t),
+                "node": node,
+                "depth": depth,
+                "feature": j if self.feature_names_ is None else self.feature_names_[j],
+                "threshold": threshold,
+                "log_e_value": logk,
+                "e_value": math.exp(min(logk, 700.0)),
+                "n_candidates": n_active,
+            }
+        )
+
+    # ------------------------------------------------------------------ prediction
+    def predict_proba_many(self, X) -> np.ndarray:
+        """Class probabilities ``(n, K)``, columns in the order of :attr:`classes_`."""
+        X_arr = np.asarray(X)
+        K = len(self.classes_)
+        if X_arr.size == 0:
+            return np.zeros((0, K))
+        X = self._check_X(X_arr)
+        if self._tree is None or K == 0:
+            return np.full((X.shape[0], K), 1.0 / max(K, 1))
+        out = np.empty((X.shape[0], K), np.float64)
+        t = self._tree
+        predict_kernel(
+            X, *t.node_args(), t.ready, t.grid, t.counts, t.prior, t.cum,
+            t.mc_correct, t.nb_correct, K, LEAF_PREDICTIONS[self.leaf_prediction], out,
+        )  # fmt: skip
+        return out
+
+    def predict_many(self, X) -> np.ndarray:
+        """Most probable class of every row, shape ``(n,)``."""
+        proba = self.predict_proba_many(X)
+        if proba.shape[1] == 0:
+            raise ValueError("the tree has not seen any label yet")
+        return np.asarray(self.classes_)[np.argmax(proba, axis=1)]
+
+    def apply(self, X) -> np.ndarray:
+        """Index of the leaf node each row reaches, shape ``(n,)``."""
+        X = self._check_X(X)
+        if self._tree is None:
+            return np.zeros(X.shape[0], np.int64)
+        return leaves_of(X, *self._tree.node_args()[:4])
+
+    # ------------------------------------------------------------------ river-style API
+    def _row(self, x: Mapping) -> np.ndarray:
+        if not isinstance(x, Mapping):
+            raise ValueError(f"x must be a dict of feature -> value, got {type(x).__name__}")
+        if self.feature_names_ is None:
+            if self.n_features_in_ is not None:
+                raise ValueError("this tree was trained with the array API; use *_many")
+            names = list(x.keys())
+        else:
+            names = self.feature_names_
+            if len(x) != len(names) or any(k not in x for k in names):
+                raise ValueError(
+                    f"the feature set changed: expected {len(names)} features {names[:5]}..., "
+                    f"got {list(x)[:5]}"
+                )
+        try:
+            row = np.array([[float(x[k]) for k in names]], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("feature values must be numeric") from None
+        return row, names
+
+    def learn_one(self, x: Mapping, y, w: float = 1.0) -> AnytimeHoeffdingTreeClassifier:
+        """Learn one instance given as a ``{feature: value}`` dict (river-compatible)."""
+        row, names = self._row(x)
+        self.learn_many(row, [y], None if w == 1.0 else [w])
+        if self.feature_names_ is None:
+            self.feature_names_ = names
+        return self
+
+    def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
+        """``{label: probability}`` for one dict instance (empty before any label)."""
+        if not self.classes_:
+            return {}
+        if self.feature_names_ is None and self.n_features_in_ is None:
+            return {c: 1.0 / len(self.classes_) for c in self.classes_}
+        row, _ = self._row(x)
+        p = self.predict_proba_many(row)[0]
+        return {c: float(v) for c, v in zip(self.classes_, p, strict=True)}
+
+    def predict_one(self, x: Mapping):
+        """Most probable label for one dict instance (``None`` before any label)."""
+        proba = self.predict_proba_one(x)
+        return max(proba, key=proba.get) if proba else None
+
+    # ------------------------------------------------------------------ inspection
+    @property
+    def split_log(self) -> list[dict[str, Any]]:
+        """One entry per split: time ``t`` (1-based instance index), node, depth, feature,
+        threshold, e-value (and its log), number of candidates tested at that leaf."""
+        return list(self._split_log)
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes (internal + leaves)."""
+        return 1 if self._tree is None else int(self._tree.n_nodes)
+
+    @property
+    def n_leaves(self) -> int:
+        """Number of leaves."""
+        return (self.n_nodes + 1) // 2
+
+    @property
+    def depth(self) -> int:
+        """Depth of the deepest leaf (a single leaf has depth 0)."""
+        t = self._tree
+        return 0 if t is None else int(t.depth[: t.n_nodes].max())
+
+    @property
+    def first_split(self) -> int | None:
+        """Instance index of the first split (``None`` if the tree never split)."""
+        return self._split_log[0]["t"] if self._split_log else None
+
+    @property
+    def bytes_per_leaf(self) -> int:
+        """Preallocated bytes of statistics per leaf (bounded, ``O(n0 d + d B K)``)."""
+        return 0 if self._tree is None else self._tree.bytes_per_leaf()
+
+    def leaf_log_e_values(self, node: int = 0) -> np.ndarray:
+        """``log K`` of every candidate at leaf ``node``, shape ``(d, B-1)`` (-inf inactive)."""
+        t = self._tree
+        s = int(t.node_slot[node])
+        if s < 0:
+            raise ValueError(f"node {node} is not a leaf")
+        return np.where(t.active[s], t.estate[s, :, :, 0], -np.inf)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Nested dict of the tree structure (feature, threshold, children / leaf counts)."""
+        t = self._tree
+
+        def rec(node):
+            if t is None or t.feature[node] < 0:
+                if t is None:
+                    return {"leaf": True, "counts": {}}
+                s = t.node_slot[node]
+                c = t.prior[s] + t.counts[s]
+                return {
+                    "leaf": True,
+                    "counts": {lab: float(c[k]) for k, lab in enumerate(self.classes_)},
+                }
+            f = int(t.feature[node])
+            return {
+                "feature": f if self.feature_names_ is None else self.feature_names_[f],
+                "threshold": float(t.threshold[node]),
+                "left": rec(int(t.left[node])),
+                "right": rec(int(t.right[node])),
+            }
+
+        return rec(0)
+
+    def describe(self) -> str:
+        """Indented text rendering of the tree."""
+        lines = []
+
+        def rec(n, indent):
+            if n.get("leaf"):
+                lines.append(" " * indent + f"leaf {n['counts']}")
+                return
+            lines.append(" " * indent + f"x[{n['feature']}] <= {n['threshold']:.4g}")
+            rec(n["left"], indent + 2)
+            lines.append(" " * indent + f"x[{n['feature']}] > {n['threshold']:.4g}")
+            rec(n["right"], indent + 2)
+
+        rec(self.to_dict(), 0)
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (
+            f"AnytimeHoeffdingTreeClassifier(alpha={self.alpha}, betting={self.betting!r}, "
+            f"loss={self.loss!r}, n_nodes={self.n_nodes})"
+        )
+
