@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Create the skeleton of a new paper package: ``python ci/new_package.py NAME``.
+
+Writes ``packages/NAME/`` with the workspace conventions (see the README's
+"Adding a package"). Only files that do not exist yet are written, so running
+it again, or after work has started, never overwrites anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PYPROJECT = """\
+[project]
+name = "{name}"
+version = "0.1.0"
+description = "{summary}"
+readme = "README.md"
+requires-python = ">=3.11"
+license = "MIT"
+dependencies = [
+    "icml26-shared>=0.1,<0.2",
+    "torch>=2.4,<3",
+    "lightning>=2.4,<3",
+    "torchmetrics>=1.4,<2",
+    "numpy>=1.26",
+]
+
+[project.optional-dependencies]
+# Heavy external anchors for `{name} reproduce`; tests skip them when absent.
+bench = []
+
+[project.scripts]
+{name} = "{module}.cli:main"
+
+[project.entry-points."icml26.packages"]
+{name} = "{module}.paper:PAPER"
+
+[project.urls]
+Paper = "{url}"
+
+[tool.uv.sources]
+icml26-shared = {{ workspace = true }}
+
+[build-system]
+requires = ["uv_build>=0.9,<0.14"]
+build-backend = "uv_build"
+"""
+
+INIT = '''\
+"""{title}.
+
+{summary}
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("{name}")
+except PackageNotFoundError:  # running from a source tree without installing
+    __version__ = "0.0.0"
+'''
+
+PAPER = '''\
+"""Metadata of the {name} package for the ``icml26`` umbrella command (imports nothing heavy)."""
+
+from icml26_shared.paper import Paper
+
+PAPER = Paper(
+    name="{name}",
+    title="{title}",
+    cli="{name}",
+    import_name="{module}",
+    summary="{summary}",
+    url="{url}",
+    reproduce="{module}.reproduce:reproduce",
+)
+'''
+
+CLI = '''\
+"""Command line of {name}: ``{name} --help``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from icml26_shared.cli import PaperCLI
+
+from .paper import PAPER
+
+
+def build_cli() -> PaperCLI:
+    """The package's CLI; add ``model_class``, ``datamodule_class`` and extra ``commands``."""
+    return PaperCLI(PAPER)
+
+
+def main(args: Sequence[str] | None = None) -> int:
+    """Entry point of the ``{name}`` console script."""
+    return build_cli().main(args)
+'''
+
+REPRODUCE = '''\
+"""``{name} reproduce``: the paper's headline comparison at CPU scale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from icml26_shared.results import Report
+
+
+def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
+    """Run the headline comparison (anchors in the same run) and return its report."""
+    raise NotImplementedError("{name} reproduce is not written yet")
+'''
+
+TEST_CLI = '''\
+"""The {name} command line: help, and one clear line for bad input."""
+
+from {module}.cli import main
+from {module}.paper import PAPER
+
+
+def test_help_lists_commands(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "reproduce" in out
+    assert PAPER.title in out
+
+
+def test_unknown_command_exits_2(capsys):
+    assert main(["no-such-command"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown command" in err
+    assert "Traceback" not in err
+'''
+
+README = """\
+# {name}
+
+{summary}
+
+Implementation of **{title}** (ICML 2026), {url}.
+Part of the [icml26](../../README.md) workspace.
+
+## Install
+
+```bash
+pip install {name}
+```
+
+torch comes from PyPI (a CUDA build on Linux). For a CPU-only machine, install
+the CPU build of torch first (`pip install torch --index-url <PyTorch's CPU wheel index>`,
+or `uv pip install torch --torch-backend=cpu`), then `pip install {name}`.
+
+## Quickstart
+
+```bash
+{name} --help
+{name} reproduce --quick --out results/{name}
+```
+
+## Results
+
+_Produced by `{name} reproduce`; not run yet._
+
+## Differences from the paper
+
+## Citation
+
+See `CITATION.cff`.
+"""
+
+CHANGELOG = """\
+# Changelog
+
+All notable changes to `{name}` are documented here. The format follows
+[Keep a Changelog](https://keepachangelog.com/en/1.1.0/) and the package uses
+[Semantic Versioning](https://semver.org/).
+
+## [Unreleased]
+
+## [0.1.0]
+
+### Added
+
+- First release.
+"""
+
+CITATION = """\
+cff-version: 1.2.0
+message: "If you use this package, please cite the paper below."
+title: "{name}: {title}"
+type: software
+authors:
+  - name: "icml26 contributors"
+version: 0.1.0
+preferred-citation:
+  type: conference-paper
+  title: "{title}"
+  authors:
+    - name: "The paper's authors"
+  conference:
+    name: "International Conference on Machine Learning (ICML)"
+  year: 2026
+  url: "{url}"
+"""
+
+
+def files_for(name: str, title: str, summary: str, url: str) -> dict[str, str]:
+    module = name.replace("-", "_")
+    fmt = {"name": name, "module": module, "title": title, "summary": summary, "url": url}
+    return {
+        "pyproject.toml": PYPROJECT.format(**fmt),
+        f"src/{module}/__init__.py": INIT.format(**fmt),
+        f"src/{module}/paper.py": PAPER.format(**fmt),
+        f"src/{module}/cli.py": CLI.format(**fmt),
+        f"src/{module}/reproduce.py": REPRODUCE.format(**fmt),
+        "tests/test_cli.py": TEST_CLI.format(**fmt),
+        "configs/.gitkeep": "",
+        "README.md": README.format(**fmt),
+        "CHANGELOG.md": CHANGELOG.format(**fmt),
+        "CITATION.cff": CITATION.format(**fmt),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("name", help="distribution name, lower case with dashes (e.g. watersic)")
+    parser.add_argument("--title", default="TODO: paper title")
+    parser.add_argument("--summary", default="TODO: one line")
+    parser.add_argument("--url", default="https://icml.cc/virtual/2026")
+    ns = parser.parse_args(argv)
+    if not re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", ns.name):
+        parser.error(f"{ns.name!r} is not a lower-case dashed distribution name")
+    for value in (ns.title, ns.summary, ns.url):
+        if '"' in value or "\\" in value:
+            parser.error("title, summary and url may not contain double quotes or backslashes")
+    base = ROOT / "packages" / ns.name
+    written = []
+    for rel, text in files_for(ns.name, ns.title, ns.summary, ns.url).items():
+        path = base / rel
+        if path.exists():
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(rel)
+    for rel in written:
+        print(f"created packages/{ns.name}/{rel}")
+    if not written:
+        print(f"packages/{ns.name}: every file exists already; nothing written")
+    print("next: uv lock && uv sync --all-packages, then fill in the paper's modules")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

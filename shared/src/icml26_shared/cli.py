@@ -1,0 +1,230 @@
+"""One command-line pattern for every paper package.
+
+``<pkg> fit|validate|test|predict`` are LightningCLI subcommands (``--config
+x.yaml``, ``--print_config``, seeded with 0 by default). ``<pkg> reproduce``
+runs the reproduce contract (:mod:`icml26_shared.reproduce`). Each extra
+command (``benchmark``, ``quantize``, ...) is a plain typed Python function
+with a docstring; jsonargparse turns its signature into options, so it takes
+``--config file.yaml`` and ``--print_config`` like the Lightning ones. All of
+them appear in ``<pkg> --help``.
+
+Bad input (:class:`UsageError`, ``ValueError``, a missing or unwritable file)
+becomes one line on standard error and exit code 2, never a stack trace.
+
+Example, in a package's ``cli.py``::
+
+    from icml26_shared.cli import PaperCLI
+    from .paper import PAPER
+
+    def main(args=None):
+        return PaperCLI(PAPER, model_class=MyModule, datamodule_class=MyData,
+                        commands={"benchmark": benchmark}).main(args)
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .paper import Paper
+from .progress import progress_enabled
+
+LIGHTNING_COMMANDS = {
+    "fit": "Train the model (Lightning Trainer.fit).",
+    "validate": "Evaluate on the validation set (Lightning Trainer.validate).",
+    "test": "Evaluate on the test set (Lightning Trainer.test).",
+    "predict": "Run inference (Lightning Trainer.predict).",
+}
+REPRODUCE_HELP = "Regenerate the paper's headline comparison offline (--quick: about a minute)."
+EXIT_USAGE = 2
+
+# jsonargparse >= 4.49 emits deprecation warnings from lightning's own cli.py
+# (add_instantiator / instantiate_classes / skip_none): nothing a user can act on.
+os.environ.setdefault("JSONARGPARSE_DEPRECATION_WARNINGS", "off")
+
+
+class UsageError(Exception):
+    """Bad input from the user; the CLI prints it as one line and exits with code 2."""
+
+
+def _first_line(fn: Callable) -> str:
+    doc = inspect.getdoc(fn) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+class PaperCLI:
+    """The command line of one paper package.
+
+    Parameters
+    ----------
+    paper:
+        The package's :class:`~icml26_shared.paper.Paper`.
+    model_class, datamodule_class:
+        LightningModule / LightningDataModule classes for ``fit/validate/test/predict``
+        (omit both for a package without a trainable part).
+    commands:
+        Extra subcommands, ``{name: function}``; each function's typed signature
+        becomes its options and the first docstring line its help.
+    subclass_mode_model, subclass_mode_data:
+        Passed to LightningCLI (configs then use ``class_path`` / ``init_args``).
+    trainer_defaults:
+        Extra Trainer defaults (on top of: progress bar only on a TTY).
+    seed:
+        Default ``seed_everything`` value.
+    """
+
+    def __init__(
+        self,
+        paper: Paper,
+        model_class: type | None = None,
+        datamodule_class: type | None = None,
+        commands: Mapping[str, Callable[..., Any]] | None = None,
+        subclass_mode_model: bool = False,
+        subclass_mode_data: bool = False,
+        trainer_defaults: Mapping[str, Any] | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.paper = paper
+        self.model_class = model_class
+        self.datamodule_class = datamodule_class
+        self.commands = dict(commands or {})
+        clash = set(self.commands) & (set(LIGHTNING_COMMANDS) | {"reproduce"})
+        if clash:
+            raise ValueError(f"extra commands may not be named {sorted(clash)}")
+        self.subclass_mode_model = subclass_mode_model
+        self.subclass_mode_data = subclass_mode_data
+        self.trainer_defaults = dict(trainer_defaults or {})
+        self.seed = seed
+
+    # ------------------------------------------------------------ help
+
+    @property
+    def prog(self) -> str:
+        return self.paper.cli
+
+    def command_help(self) -> dict[str, str]:
+        helps: dict[str, str] = {}
+        if self.model_class is not None:
+            helps.update(LIGHTNING_COMMANDS)
+        helps["reproduce"] = REPRODUCE_HELP
+        for name, fn in self.commands.items():
+            helps[name] = _first_line(fn)
+        return helps
+
+    def format_help(self) -> str:
+        helps = self.command_help()
+        width = max(len(n) for n in helps) + 2
+        lines = [
+            f"usage: {self.prog} <command> [options]",
+            "",
+            f"{self.paper.title}",
+        ]
+        if self.paper.summary:
+            lines.append(self.paper.summary)
+        if self.paper.url:
+            lines.append(self.paper.url)
+        lines += ["", "commands:"]
+        lines += [f"  {name.ljust(width)}{text}" for name, text in helps.items()]
+        lines += [
+            "",
+            "options:",
+            "  -h, --help    show this message",
+            "  --version     show the package version",
+            "",
+            f"Run '{self.prog} <command> --help' for the options of one command.",
+        ]
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------ run
+
+    def error(self, message: str) -> int:
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+
+    def main(self, args: Sequence[str] | None = None) -> int:
+        """Parse ``args`` (default ``sys.argv[1:]``), run the command, return the exit code."""
+        argv = list(sys.argv[1:] if args is None else args)
+        if not argv or argv[0] in {"-h", "--help"}:
+            print(self.format_help())
+            return 0 if argv else EXIT_USAGE
+        if argv[0] == "--version":
+            print(f"{self.paper.name} {self.paper.version}")
+            return 0
+        name, rest = argv[0], argv[1:]
+        helps = self.command_help()
+        if name not in helps:
+            return self.error(f"unknown command {name!r}; choose from {', '.join(helps)}")
+        try:
+            if name in LIGHTNING_COMMANDS:
+                # args=None lets LightningCLI read sys.argv itself (it warns when given both)
+                self._run_lightning(None if args is None else [name, *rest])
+            elif name == "reproduce":
+                self._run_function("reproduce", reproduce_command, rest, paper=self.paper)
+            else:
+                self._run_function(name, self.commands[name], rest)
+        except SystemExit as exc:  # argparse / jsonargparse already printed their message
+            return (
+                exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
+            )
+        except KeyboardInterrupt:
+            print(f"{self.prog}: interrupted", file=sys.stderr)
+            return 130
+        except (UsageError, ValueError, OSError) as exc:
+            return self.error(str(exc) or type(exc).__name__)
+        return 0
+
+    def _run_lightning(self, args: list[str] | None) -> None:
+        from lightning.pytorch.cli import LightningCLI
+
+        defaults = {"enable_progress_bar": progress_enabled(), **self.trainer_defaults}
+        LightningCLI(
+            self.model_class,
+            self.datamodule_class,
+            subclass_mode_model=self.subclass_mode_model,
+            subclass_mode_data=self.subclass_mode_data,
+            seed_everything_default=self.seed,
+            save_config_kwargs={"overwrite": True},
+            trainer_defaults=defaults,
+            parser_kwargs={"prog": self.prog},
+            args=args,
+        )
+
+    def _run_function(
+        self, name: str, fn: Callable[..., Any], rest: list[str], **bound: Any
+    ) -> Any:
+        from jsonargparse import ActionConfigFile, ArgumentParser
+
+        parser = ArgumentParser(
+            prog=f"{self.prog} {name}",
+            description=inspect.getdoc(fn) or None,
+            exit_on_error=True,
+        )
+        parser.add_argument("--config", action=ActionConfigFile, help="YAML file with the options.")
+        parser.add_function_arguments(fn, as_group=False, skip=set(bound))
+        cfg = parser.parse_args(rest)
+        init = parser.instantiate_classes(cfg)
+        kwargs = {k: v for k, v in init.items() if k not in {"config", "__path__"}}
+        return fn(**bound, **kwargs)
+
+
+def reproduce_command(
+    paper: Paper, out: Path | None = None, quick: bool = False, seed: int = 0
+) -> None:
+    """Regenerate the paper's headline comparison offline and write JSON, Markdown and PNG.
+
+    Args:
+        paper: The package (bound by the CLI, not an option).
+        out: Output folder (default: ``results/<package>`` in the current folder).
+        quick: Reduced run of about a minute on a 2-core CPU.
+        seed: Seed for every random generator.
+    """
+    from .reproduce import run_reproduce
+
+    out = Path(out) if out is not None else Path("results") / paper.name
+    report = run_reproduce(paper, out, quick=quick, seed=seed)
+    print(report.to_markdown())
+    print(f"wrote {out / 'results.json'}, {out / 'results.md'} and {len(report.figures)} figure(s)")

@@ -1,0 +1,129 @@
+"""PaperCLI: LightningCLI subcommands, typed extra commands and reproduce in one --help."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from icml26_shared.cli import PaperCLI, UsageError
+from icml26_shared.paper import Paper
+
+PAPER = Paper(
+    name="tiny",
+    title="A tiny paper",
+    cli="tiny",
+    import_name="tiny",
+    summary="tiny things",
+    reproduce="tiny:reproduce",
+)
+
+
+def scale(factor: float = 2.0, values: list[int] | None = None, out: Path | None = None) -> None:
+    """Multiply values by a factor (an extra command).
+
+    Args:
+        factor: Multiplier; must be positive.
+        values: Numbers to scale.
+        out: File to write the result to.
+    """
+    if factor <= 0:
+        raise UsageError(f"factor must be positive, got {factor}")
+    result = [factor * v for v in values or []]
+    if out is not None:
+        out.write_text(repr(result))
+    print("scaled:", result)
+
+
+@pytest.fixture
+def cli(tiny):
+    model_cls, data_cls = tiny
+    return PaperCLI(
+        PAPER, model_class=model_cls, datamodule_class=data_cls, commands={"scale": scale}
+    )
+
+
+def test_help_lists_every_command(cli, capsys):
+    assert cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name in ["fit", "validate", "test", "predict", "reproduce", "scale"]:
+        assert f"  {name}" in out
+    assert "Multiply values by a factor" in out and "A tiny paper" in out
+
+
+def test_no_arguments_prints_help_and_exits_2(cli, capsys):
+    assert cli.main([]) == 2
+    assert "usage: tiny" in capsys.readouterr().out
+
+
+def test_unknown_command(cli, capsys):
+    assert cli.main(["frobnicate"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tiny: error: unknown command 'frobnicate'")
+
+
+def test_extra_command_typed_options_and_yaml(cli, tmp_path, capsys):
+    assert cli.main(["scale", "--factor", "3", "--values", "[1, 2]"]) == 0
+    assert "scaled: [3.0, 6.0]" in capsys.readouterr().out
+    cfg = tmp_path / "scale.yaml"
+    cfg.write_text("factor: 0.5\nvalues: [4]\n")
+    assert cli.main(["scale", "--config", str(cfg)]) == 0
+    assert "scaled: [2.0]" in capsys.readouterr().out
+
+
+def test_extra_command_bad_input_is_one_line(cli, capsys):
+    assert cli.main(["scale", "--factor", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "tiny: error: factor must be positive, got -1.0"
+    assert cli.main(["scale", "--factor", "abc"]) == 2  # jsonargparse type check
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_malformed_yaml_config(cli, tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("factor: [1, 2\n  values: {")
+    assert cli.main(["scale", "--config", str(bad)]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+    assert cli.main(["fit", "--config", str(bad)]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_fit_runs_through_lightning(cli, tmp_path):
+    code = cli.main(
+        [
+            "fit",
+            "--trainer.fast_dev_run",
+            "true",
+            "--trainer.accelerator",
+            "cpu",
+            "--trainer.logger",
+            "false",
+            "--trainer.default_root_dir",
+            str(tmp_path),
+            "--model.lr",
+            "0.05",
+        ]
+    )
+    assert code == 0
+
+
+def test_fit_print_config_is_seeded(cli, capsys):
+    assert cli.main(["fit", "--print_config"]) == 0
+    out = capsys.readouterr().out
+    assert "seed_everything: 0" in out and "lr: 0.1" in out
+
+
+def test_reproduce_unwritable_out(cli, tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert cli.main(["reproduce", "--out", str(blocker / "sub")]) == 2
+    assert "not writable" in capsys.readouterr().err
+
+
+def test_extra_commands_may_not_shadow_builtins():
+    with pytest.raises(ValueError, match="may not be named"):
+        PaperCLI(PAPER, commands={"reproduce": scale})
+
+
+def test_version(cli, capsys):
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("tiny ")
