@@ -85,7 +85,9 @@ def test_broken_entry_points_are_reported(fake_site):
 
 def test_bad_reproduce_target():
     with pytest.raises(ValueError, match="module:function"):
-        Paper(name="x", title="x", cli="x", import_name="x", reproduce="nocolon").reproduce_target
+        _ = Paper(
+            name="x", title="x", cli="x", import_name="x", reproduce="nocolon"
+        ).reproduce_target
 
 
 def test_umbrella_list(fake_site, capsys):
