@@ -259,7 +259,7 @@ class Report:
     >>> import tempfile
     >>> out = tempfile.mkdtemp()
     >>> r = Report("toy", out)
-    >>> t = Table("T", ["a"]); t.add_row(a=1); r.add_table(t)
+    >>> t = Table("T", ["a"]); t.add_row(a=1); _ = r.add_table(t)
     >>> sorted(p.name for p in r.write())
     ['results.json', 'results.md']
     """
