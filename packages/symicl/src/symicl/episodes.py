@@ -1,0 +1,208 @@
+"""In-context classification episodes (the task of Lutz et al., ICML 2026, Sec. 2).
+
+Paper: "Symmetry Reveals Layerwise Dynamics: How Transformers Perform In-Context
+Classification", Lutz, Haris, Chandra, Gangrade, Saligrama (arXiv 2604.11613).
+
+One episode is a multi-class linear classification problem in the *hard no-margin*
+regime: features ``x ~ N(0, I_d)``, a random linear map ``W ~ N(0, I)`` of shape
+``(C, d)`` and labels ``y = argmax_c (W x)_c`` with no margin filtering, so points
+arbitrarily close to a decision boundary are kept. ``N`` labelled context points and one
+probe ``x_q`` form the episode; the probe's label is the target.
+
+Map of this module:
+
+* linear task ``y = argmax W x``                      -> :class:`LinearTaskSampler` ``kind="linear"``
+* robustness variants (label noise, semi-supervised
+  contexts, a nonlinear task, longer contexts)         -> ``noise``, ``unlabeled``,
+  ``kind="quadratic"``, ``n_context``
+* token labels as one-hot rows, unlabeled = zero row   -> :func:`one_hot_labels`
+
+Batches are dicts of tensors::
+
+    x        (B, N, d)  float32   context features
+    y        (B, N)     int64     context labels as seen by the learner (-1 = unlabeled)
+    y_clean  (B, N)     int64     noise-free context labels (for the analysis only)
+    xq       (B, d)     float32   probe features
+    yq       (B,)       int64     probe label (always clean)
+    w        (B, C, d)  float32   the episode's linear map (``v`` too for the quadratic task)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+KINDS = ("linear", "quadratic")
+
+
+def _f32(a: np.ndarray) -> np.ndarray:
+    return a.astype(np.float32).astype(np.float64)
+
+
+def check_task_sizes(d: int, n_classes: int, n_context: int | None = None) -> None:
+    """Raise ``ValueError`` unless ``d >= 1``, ``C >= 2`` and ``N >= 1``."""
+    if not isinstance(d, int | np.integer) or d < 1:
+        raise ValueError(f"feature dimension d must be an integer >= 1, got {d!r}")
+    if not isinstance(n_classes, int | np.integer) or n_classes < 2:
+        raise ValueError(f"number of classes C must be an integer >= 2, got {n_classes!r}")
+    if n_context is not None and (not isinstance(n_context, int | np.integer) or n_context < 1):
+        raise ValueError(f"context length N must be an integer >= 1, got {n_context!r}")
+
+
+def one_hot_labels(y: torch.Tensor, n_classes: int) -> torch.Tensor:
+    """Integer labels ``(B, N)`` with ``-1`` for unlabeled -> one-hot rows ``(B, N, C)``.
+
+    Unlabeled points get an all-zero label row (the semi-supervised token of the paper).
+
+    >>> one_hot_labels(torch.tensor([[0, 2, -1]]), 3)
+    tensor([[[1., 0., 0.],
+             [0., 0., 1.],
+             [0., 0., 0.]]])
+    """
+    if y.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
+        raise ValueError(f"integer labels expected, got dtype {y.dtype}")
+    if y.numel() and (int(y.min()) < -1 or int(y.max()) >= n_classes):
+        raise ValueError(
+            f"labels must lie in [0, {n_classes - 1}] (or -1 for unlabeled), "
+            f"got range [{int(y.min())}, {int(y.max())}]"
+        )
+    out = torch.zeros(*y.shape, n_classes, dtype=torch.float32)
+    mask = y >= 0
+    out[mask] = torch.nn.functional.one_hot(y[mask].long(), n_classes).float()
+    return out
+
+
+class LinearTaskSampler:
+    """Seeded generator of in-context classification episodes.
+
+    Parameters
+    ----------
+    d
+        Feature dimension (``d >= 1``).
+    n_classes
+        Number of classes ``C >= 2``.
+    n_context
+        Number of context points ``N >= 1``.
+    noise
+        Probability in ``[0, 1]`` that a context label is replaced by a uniformly drawn
+        *different* class (the probe label stays clean).
+    unlabeled
+        Fraction in ``[0, 1)`` of context points whose label is hidden (``y = -1``,
+        a zero label row in the token); ``floor(unlabeled * N)`` points per episode.
+    kind
+        ``"linear"``: ``y = argmax W x``. ``"quadratic"``: ``y = argmax (W x + V (x*x - 1)/sqrt 2)``
+        with a second Gaussian map ``V``, a nonlinear task no linear rule solves.
+    seed
+        Base seed. Episode ``i`` of :meth:`sample` uses its own generator seeded with
+        ``(seed, i)``, so an episode does not depend on the batch it is drawn in;
+        :meth:`batch` draws a whole training batch from one generator seeded with
+        ``(seed, index)`` (cheaper, for the training stream).
+
+    References
+    ----------
+    Lutz et al., "Symmetry Reveals Layerwise Dynamics: How Transformers Perform
+    In-Context Classification", ICML 2026 (arXiv 2604.11613).
+
+    Examples
+    --------
+    >>> sampler = LinearTaskSampler(d=4, n_classes=3, n_context=8, seed=0)
+    >>> ep = sampler.sample(2)
+    >>> tuple(ep["x"].shape), tuple(ep["y"].shape), tuple(ep["xq"].shape)
+    ((2, 8, 4), (2, 8), (2, 4))
+    >>> bool(torch.equal(ep["x"], sampler.sample(2)["x"]))
+    True
+    >>> bool(torch.equal(sampler.sample(1, start=1)["x"][0], ep["x"][1]))
+    True
+    """
+
+    def __init__(
+        self,
+        d: int,
+        n_classes: int,
+        n_context: int,
+        noise: float = 0.0,
+        unlabeled: float = 0.0,
+        kind: str = "linear",
+        seed: int = 0,
+    ) -> None:
+        check_task_sizes(d, n_classes, n_context)
+        if not (isinstance(noise, int | float) and 0.0 <= float(noise) <= 1.0):
+            raise ValueError(f"label noise must be a probability in [0, 1], got {noise!r}")
+        if not (isinstance(unlabeled, int | float) and 0.0 <= float(unlabeled) < 1.0):
+            raise ValueError(f"unlabeled fraction must lie in [0, 1), got {unlabeled!r}")
+        if kind not in KINDS:
+            raise ValueError(f"unknown task kind {kind!r}; expected one of {KINDS}")
+        if math.floor(unlabeled * n_context) >= n_context:
+            raise ValueError("at least one context point must stay labeled")
+        self.d, self.n_classes, self.n_context = int(d), int(n_classes), int(n_context)
+        self.noise, self.unlabeled, self.kind, self.seed = (
+            float(noise),
+            float(unlabeled),
+            kind,
+            seed,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"LinearTaskSampler(d={self.d}, n_classes={self.n_classes}, "
+            f"n_context={self.n_context}, noise={self.noise}, unlabeled={self.unlabeled}, "
+            f"kind={self.kind!r}, seed={self.seed})"
+        )
+
+    def _draw(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+        d, c, big_n = self.d, self.n_classes, self.n_context
+        # rounded to float32 first, so the labels are exactly argmax of the stored tensors
+        w = _f32(rng.standard_normal((n, c, d)))  # (B, C, d) random linear map
+        feats = _f32(rng.standard_normal((n, big_n + 1, d)))  # (B, N+1, d) context + probe
+        scores = np.einsum("bcd,bnd->bnc", w, feats)  # (B, N+1, C)
+        if self.kind == "quadratic":
+            v = _f32(rng.standard_normal((n, c, d)))
+            scores = scores + np.einsum("bcd,bnd->bnc", v, (feats**2 - 1.0) / math.sqrt(2.0))
+        labels = scores.argmax(-1)  # (B, N+1) hard no-margin labels: no filtering
+        y_clean = labels[:, :big_n]
+        y = y_clean.copy()
+        if self.noise > 0:
+            flip = rng.random((n, big_n)) < self.noise
+            shift = rng.integers(1, c, size=(n, big_n))  # a uniformly drawn *other* class
+            y = np.where(flip, (y + shift) % c, y)
+        n_unl = math.floor(self.unlabeled * big_n)
+        if n_unl:
+            hidden = np.argsort(rng.random((n, big_n)), axis=1)[:, :n_unl]
+            np.put_along_axis(y, hidden, -1, axis=1)
+        out = {
+            "x": feats[:, :big_n],
+            "y": y,
+            "y_clean": y_clean,
+            "xq": feats[:, big_n],
+            "yq": labels[:, big_n],
+            "w": w,
+        }
+        if self.kind == "quadratic":
+            out["v"] = v
+        return out
+
+    @staticmethod
+    def _to_torch(parts: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
+        out = {}
+        for key, val in parts.items():
+            t = torch.from_numpy(np.ascontiguousarray(val))
+            out[key] = t.float() if t.is_floating_point() else t.long()
+        return out
+
+    def sample(self, n_episodes: int, start: int = 0) -> dict[str, torch.Tensor]:
+        """Episodes ``start .. start + n_episodes - 1``, each from its own seeded generator."""
+        if n_episodes < 1:
+            raise ValueError(f"n_episodes must be >= 1, got {n_episodes}")
+        draws = [
+            self._draw(np.random.default_rng([self.seed, start + i]), 1) for i in range(n_episodes)
+        ]
+        return self._to_torch({k: np.concatenate([p[k] for p in draws]) for k in draws[0]})
+
+    def batch(self, batch_size: int, index: int) -> dict[str, torch.Tensor]:
+        """Training batch number ``index``: ``batch_size`` episodes from one generator."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        rng = np.random.default_rng([self.seed, 2**31 + index])
+        return self._to_torch(self._draw(rng, batch_size))
