@@ -232,7 +232,9 @@ class EProcessBank:
         """Feed one increment per row (``g``: shape ``(n,)``, values in [-1, 1]); return ``K_t``."""
         g = np.ascontiguousarray(g, dtype=np.float64)
         if g.shape != (self.states.shape[0],):
-            raise ValueError(f"expected increments of shape ({self.states.shape[0]},), got {g.shape}")
+            raise ValueError(
+                f"expected increments of shape ({self.states.shape[0]},), got {g.shape}"
+            )
         if not np.all(np.abs(g) <= 1.0):
             raise ValueError("increments must lie in [-1, 1]")
         if not (w >= 0.0 and math.isfinite(w)):

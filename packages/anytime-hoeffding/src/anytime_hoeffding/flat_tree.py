@@ -14,8 +14,8 @@ Anytime-Valid Inference", ICML 2026 (arXiv:2605.31239). Map of the predictive e-
 4. Decision: split at the first ``t`` where ``max_s log K^s >= log(|S_l| / alpha_l)``, on
    ``argmax_s K^s``; children start fresh counts and fresh e-processes, and inherit the
    parent's child counts as a *prediction* prior only -> :meth:`FlatTree.split`.
-5. Leaf predictors: majority class, naive Bayes on the bin counts, adaptive (the better of
-   the two, tracked prequentially) -> :func:`predict_kernel`.
+5. Leaf predictors: majority class, Gaussian naive Bayes, adaptive (the better of the two,
+   tracked prequentially) -> :func:`predict_kernel`.
 
 Leaf statistics live in preallocated arrays indexed by a leaf *slot*: class counts
 ``(S, K)``, cumulative bin-class counts ``(S, d, B-1, K)`` (the left-child counts of every
@@ -53,28 +53,48 @@ def route(x, feature, threshold, left, right):
 
 
 @njit(cache=True)
-def _nb_logp(x, s, counts, prior, cum, grid, n_classes, out):
-    """Naive-Bayes log scores of slot ``s`` for row ``x`` into ``out[:n_classes]``."""
-    d = grid.shape[1]
-    nb = grid.shape[2]  # B - 1 cut points, B bins
+def _nb_logp(x, s, counts, prior, gauss, n_classes, out):
+    """Gaussian naive-Bayes log scores of slot ``s`` for row ``x`` into ``out[:n_classes]``.
+
+    ``gauss[s, k, j] = (weight, mean, M2)`` of feature ``j`` in class ``k`` (weighted
+    Welford); the class prior is the Laplace frequency of ``prior + counts``. This is the
+    leaf model of river's and MOA's Hoeffding trees.
+    """
+    d = gauss.shape[2]
     tot = 0.0
     for k in range(n_classes):
         tot += prior[s, k] + counts[s, k]
     for k in range(n_classes):
         out[k] = math.log(prior[s, k] + counts[s, k] + 1.0) - math.log(tot + n_classes)
     for j in range(d):
-        # bin of x[j]: first cut point >= x, counts of that bin = cum[b] - cum[b-1]
-        b = 0
-        while b < nb and not (x[j] <= grid[s, j, b]):
-            b += 1
+        xj = x[j]
+        if not math.isfinite(xj):
+            continue
         for k in range(n_classes):
-            if b == nb:
-                c = counts[s, k] - cum[s, j, nb - 1, k]
-            elif b == 0:
-                c = cum[s, j, 0, k]
-            else:
-                c = cum[s, j, b, k] - cum[s, j, b - 1, k]
-            out[k] += math.log(c + 1.0) - math.log(counts[s, k] + nb + 1.0)
+            wk = gauss[s, k, j, 0]
+            if wk <= 0.0:
+                out[k] += -27.631021115928547  # log(1e-12): no data for this class
+                continue
+            var = gauss[s, k, j, 2] / wk
+            if var < 1e-9:
+                var = 1e-9
+            dx = xj - gauss[s, k, j, 1]
+            out[k] += -0.5 * math.log(2.0 * math.pi * var) - dx * dx / (2.0 * var)
+
+
+@njit(cache=True, inline="always")
+def _gauss_update(x, s, k, w, gauss):
+    for j in range(x.shape[0]):
+        xj = x[j]
+        if not math.isfinite(xj):
+            continue
+        w0 = gauss[s, k, j, 0]
+        w1 = w0 + w
+        delta = xj - gauss[s, k, j, 1]
+        mean = gauss[s, k, j, 1] + w * delta / w1
+        gauss[s, k, j, 2] += w * delta * (xj - mean)
+        gauss[s, k, j, 1] = mean
+        gauss[s, k, j, 0] = w1
 
 
 @njit(cache=True)
@@ -91,7 +111,7 @@ def learn_kernel(
     X, y, w, start, stop, skip_first,
     feature, threshold, left, right, node_slot,
     nwarm, warm_x, warm_y, warm_w, ready, testing, grid, active, log_thr,
-    counts, prior, cum, estate, mc_correct, nb_correct,
+    counts, prior, cum, estate, gauss, mc_correct, nb_correct,
     n_classes, loss, loss_scale, p_min, betting, cap, track_nba,
 ):  # fmt: skip
     """Learn rows ``start..stop-1`` of ``X (n, d)``, ``y (n,)``, ``w (n,)`` until an event.
@@ -115,6 +135,15 @@ def learn_kernel(
         yi = y[i]
         node = route(x, feature, threshold, left, right)
         s = node_slot[node]
+        if track_nba:  # prequential accuracy of the two leaf predictors (before learning)
+            for k in range(n_classes):
+                tmp[k] = prior[s, k] + counts[s, k]
+            if _argmax(tmp, n_classes) == yi:
+                mc_correct[s] += wi
+            _nb_logp(x, s, counts, prior, gauss, n_classes, scores)
+            if _argmax(scores, n_classes) == yi:
+                nb_correct[s] += wi
+        _gauss_update(x, s, yi, wi, gauss)
         if not ready[s]:
             m = nwarm[s]
             for j in range(d):
@@ -126,14 +155,6 @@ def learn_kernel(
             if m + 1 == n0:
                 return i + 1, EV_GRID, s
             continue
-        if track_nba:
-            for k in range(n_classes):
-                tmp[k] = prior[s, k] + counts[s, k]
-            if _argmax(tmp, n_classes) == yi:
-                mc_correct[s] += wi
-            _nb_logp(x, s, counts, prior, cum, grid, n_classes, scores)
-            if _argmax(scores, n_classes) == yi:
-                nb_correct[s] += wi
         test = testing[s] and not (skip_first and i == start)
         best = -np.inf
         if test:
@@ -166,16 +187,16 @@ def learn_kernel(
 @njit(cache=True)
 def predict_kernel(
     X, feature, threshold, left, right, node_slot,
-    ready, grid, counts, prior, cum, mc_correct, nb_correct, n_classes, mode, out,
+    counts, prior, gauss, mc_correct, nb_correct, n_classes, mode, out,
 ):  # fmt: skip
     """Class probabilities ``out (n, K)`` of the rows of ``X (n, d)``."""
     scores = np.empty(max(n_classes, 1), dtype=np.float64)
     for i in range(X.shape[0]):
         x = X[i]
         s = node_slot[route(x, feature, threshold, left, right)]
-        use_nb = ready[s] and (mode == NB or (mode == NBA and nb_correct[s] > mc_correct[s]))
+        use_nb = mode == NB or (mode == NBA and nb_correct[s] > mc_correct[s])
         if use_nb:
-            _nb_logp(x, s, counts, prior, cum, grid, n_classes, scores)
+            _nb_logp(x, s, counts, prior, gauss, n_classes, scores)
             top = scores[_argmax(scores, n_classes)]
             tot = 0.0
             for k in range(n_classes):
@@ -248,12 +269,13 @@ class FlatTree:
         self.prior = np.zeros((slots, kcap), np.float64)  # (S, K) inherited (prediction only)
         self.cum = np.zeros((slots, d, nc, kcap), np.float64)  # (S, d, B-1, K) left-child counts
         self.estate = init_state((slots, d, nc), self.betting)  # (S, d, B-1, n_state)
+        self.gauss = np.zeros((slots, kcap, d, 3), np.float64)  # (S, K, d, 3) NB stats
         self.mc_correct = np.zeros(slots, np.float64)  # (S,)
         self.nb_correct = np.zeros(slots, np.float64)  # (S,)
 
     _NODE = ("feature", "threshold", "left", "right", "node_slot", "depth", "created")
     _SLOT = ("nwarm", "warm_x", "warm_y", "warm_w", "ready", "testing", "grid", "active",
-             "log_thr", "counts", "prior", "cum", "estate", "mc_correct", "nb_correct")  # fmt: skip
+             "log_thr", "counts", "prior", "cum", "estate", "gauss", "mc_correct", "nb_correct")  # fmt: skip
     _FILL = {"feature": -1, "left": -1, "right": -1, "node_slot": -1, "grid": np.inf,
              "log_thr": np.inf}  # fmt: skip
 
@@ -273,6 +295,10 @@ class FlatTree:
             b = np.zeros((*a.shape[:-1], kcap), dtype=a.dtype)
             b[..., : a.shape[-1]] = a
             setattr(self, name, b)
+        if self.gauss.shape[1] < kcap:
+            g = np.zeros((self.gauss.shape[0], kcap, *self.gauss.shape[2:]))
+            g[:, : self.gauss.shape[1]] = self.gauss
+            self.gauss = g
 
     @property
     def kcap(self):
@@ -308,7 +334,7 @@ class FlatTree:
         self.grid[s] = np.inf
         self.active[s] = False
         self.log_thr[s] = np.inf
-        for name in ("counts", "prior", "cum", "mc_correct", "nb_correct"):
+        for name in ("counts", "prior", "cum", "gauss", "mc_correct", "nb_correct"):
             getattr(self, name)[s] = 0.0
         self.estate[s] = init_state((self.d, self.B - 1), self.betting)
 
@@ -342,7 +368,9 @@ class FlatTree:
         self.active[s] = active
         # left-child counts of the buffered instances: (d, B-1, K)
         onehot = np.zeros((xs.shape[0], self.kcap))
-        onehot[np.arange(xs.shape[0]), self.warm_y[s, : xs.shape[0]]] = self.warm_w[s, : xs.shape[0]]
+        onehot[np.arange(xs.shape[0]), self.warm_y[s, : xs.shape[0]]] = self.warm_w[
+            s, : xs.shape[0]
+        ]
         goes_left = (xs[:, :, None] <= grid[None]).astype(np.float64)  # (n0, d, B-1)
         self.cum[s] = np.einsum("ndb,nk->dbk", goes_left, onehot)
         n_active = int(active.sum())
@@ -383,7 +411,7 @@ class FlatTree:
         """Learning arrays in the order :func:`learn_kernel` takes them."""
         return (self.nwarm, self.warm_x, self.warm_y, self.warm_w, self.ready, self.testing,
                 self.grid, self.active, self.log_thr, self.counts, self.prior, self.cum,
-                self.estate, self.mc_correct, self.nb_correct)  # fmt: skip
+                self.estate, self.gauss, self.mc_correct, self.nb_correct)  # fmt: skip
 
     def bytes_per_leaf(self):
         """Bytes of preallocated statistics per leaf slot (bounded: ``O(n0 d + d B K)``)."""

@@ -27,8 +27,15 @@ import numpy as np
 
 from .alpha_spending import SPENDINGS, log_split_threshold
 from .eprocess import betting_code, check_cap
-from .flat_tree import EV_GRID, EV_SPLIT, LEAF_PREDICTIONS, FlatTree, learn_kernel
-from .flat_tree import leaves_of, predict_kernel
+from .flat_tree import (
+    EV_GRID,
+    EV_SPLIT,
+    LEAF_PREDICTIONS,
+    FlatTree,
+    learn_kernel,
+    leaves_of,
+    predict_kernel,
+)
 from .predictive_loss import loss_code, loss_range
 
 __all__ = ["AnytimeHoeffdingTreeClassifier"]
@@ -67,7 +74,7 @@ class AnytimeHoeffdingTreeClassifier:
     max_depth
         Leaves at this depth stop testing (``None``: unbounded).
     leaf_prediction
-        ``"mc"`` (majority class), ``"nb"`` (naive Bayes on the bins) or ``"nba"``
+        ``"mc"`` (majority class), ``"nb"`` (Gaussian naive Bayes) or ``"nba"``
         (default: whichever of the two has been more accurate at that leaf).
     max_features
         Features each new leaf may split on, drawn at random when the leaf is created
@@ -163,10 +170,14 @@ class AnytimeHoeffdingTreeClassifier:
             or max_features == "sqrt"
             or (isinstance(max_features, int) and not isinstance(max_features, bool))
         ) or (isinstance(max_features, int) and max_features < 1):
-            raise ValueError(f"max_features must be None, 'sqrt' or an int >= 1, got {max_features!r}")
+            raise ValueError(
+                f"max_features must be None, 'sqrt' or an int >= 1, got {max_features!r}"
+            )
         self.max_features = max_features
         if missing not in MISSING_POLICIES:
-            raise ValueError(f"unknown missing policy {missing!r}; choose one of {list(MISSING_POLICIES)}")
+            raise ValueError(
+                f"unknown missing policy {missing!r}; choose one of {list(MISSING_POLICIES)}"
+            )
         self.missing = missing
         p_min = float(p_min)
         if not (0.0 < p_min < 1.0):
@@ -354,8 +365,7 @@ class AnytimeHoeffdingTreeClassifier:
         out = np.empty((X.shape[0], K), np.float64)
         t = self._tree
         predict_kernel(
-            X, *t.node_args(), t.ready, t.grid, t.counts, t.prior, t.cum,
-            t.mc_correct, t.nb_correct, K, LEAF_PREDICTIONS[self.leaf_prediction], out,
+            X, *t.node_args(), t.counts, t.prior, t.gauss, t.mc_correct, t.nb_correct, K, LEAF_PREDICTIONS[self.leaf_prediction], out,
         )  # fmt: skip
         return out
 
@@ -503,4 +513,3 @@ class AnytimeHoeffdingTreeClassifier:
             f"AnytimeHoeffdingTreeClassifier(alpha={self.alpha}, betting={self.betting!r}, "
             f"loss={self.loss!r}, n_nodes={self.n_nodes})"
         )
-
