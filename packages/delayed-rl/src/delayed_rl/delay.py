@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DelayDistribution:
     """A delay pmf q(d), d = 0..D.
 
@@ -68,6 +68,14 @@ class DelayDistribution:
         pmf.setflags(write=False)
         object.__setattr__(self, "pmf", pmf)
         object.__setattr__(self, "d_max", top if self.d_max is None else int(self.d_max))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DelayDistribution):
+            return NotImplemented
+        return self.d_max == other.d_max and np.array_equal(self.pmf, other.pmf)
+
+    def __hash__(self) -> int:
+        return hash((self.d_max, self.pmf.tobytes()))
 
     # ------------------------------------------------------------ constructors
 

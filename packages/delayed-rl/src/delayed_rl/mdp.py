@@ -161,8 +161,8 @@ def from_gymnasium(env: Any, H: int, rescale: bool = True, name: str | None = No
 
     ``P[s][a]`` is a list of ``(prob, next_state, reward, terminated)``. Terminal next
     states become absorbing with reward 0 (the episode has ended). The expected reward
-    r(s, a) = sum prob * reward is mapped affinely onto [0, 1] when ``rescale`` (the
-    range and the map are kept in ``mdp.info``); the initial law is the environment's
+    r(s, a) = sum prob * reward is mapped affinely onto [0, 1] when ``rescale``, using the
+    extreme one-step rewards of the table and 0 (the map is kept in ``mdp.info``); the initial law is the environment's
     ``initial_state_distrib`` when it has one, else the empirical law of 200 resets.
 
     Examples
@@ -188,11 +188,13 @@ def from_gymnasium(env: Any, H: int, rescale: bool = True, name: str | None = No
     P = np.zeros((S, A, S))
     R = np.zeros((S, A))
     terminal = np.zeros(S, dtype=bool)
+    raw_rewards = []
     for s in range(S):
         for a in range(A):
             for prob, s2, rew, done in raw[s][a]:
                 P[s, a, int(s2)] += prob
                 R[s, a] += prob * rew
+                raw_rewards.append(float(rew))
                 if done:
                     terminal[int(s2)] = True
     for s in np.flatnonzero(terminal):
@@ -203,7 +205,7 @@ def from_gymnasium(env: Any, H: int, rescale: bool = True, name: str | None = No
         "source": "gymnasium",
         "terminal_states": np.flatnonzero(terminal).tolist(),
     }
-    lo, hi = float(R.min()), float(R.max())
+    lo, hi = min(raw_rewards + [0.0]), max(raw_rewards + [0.0])  # absorbing states pay 0
     if rescale:
         span = hi - lo if hi > lo else 1.0
         R = (R - lo) / span
