@@ -60,7 +60,7 @@ def test_transition_rows_sum_to_one_and_level_sizes():
     assert aug.n_states == augmented_size(3, 2, 2) == 3 * (1 + 2 + 4)
     for h in range(4):
         assert len(aug.states(h)) == 3 * sum(2**ell for ell in range(min(2, h) + 1))
-    for ell, s, buf in aug.states():
+    for _ell, s, buf in aug.states():
         for a in range(2):
             out = aug.transition(s, buf, a)
             assert sum(p for p, _ in out) == pytest.approx(1.0)
@@ -122,7 +122,7 @@ def _brute_force_optimum(mdp, delay):
     the set {(j, s_j) : j + d_j <= h} seen so far (plus its own actions), so worlds are
     grouped by that observation. Does not use the sufficient statistic at all.
     """
-    H, S, A = mdp.H, mdp.S, mdp.A
+    H, A = mdp.H, mdp.A
     q = delay.pmf
 
     def obs(states, delays, h):
