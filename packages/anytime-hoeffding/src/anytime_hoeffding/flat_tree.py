@@ -45,10 +45,7 @@ def route(x, feature, threshold, left, right):
     """Index of the node (a leaf) that the row ``x`` reaches; ``x[f] <= thr`` goes left."""
     node = 0
     while feature[node] >= 0:
-        if x[feature[node]] <= threshold[node]:
-            node = left[node]
-        else:
-            node = right[node]
+        node = left[node] if x[feature[node]] <= threshold[node] else right[node]
     return node
 
 

@@ -112,12 +112,13 @@ def weak_signal(n: int = 40_000, d: int = 10, eps: float = 0.1, seed: int = 0) -
 
 
 def planted_tree(n: int = 20_000, d: int = 5, flip: float = 0.05, seed: int = 0) -> Stream:
-    """Depth-2 tree: root ``x0 <= 0.5``; left ``x1 <= 0.3``, right ``x2 <= 0.7``; leaves
-    labelled 0, 1, 1, 0; a fraction ``flip`` of labels flipped."""
+    """Depth-2 tree, greedily recoverable: root ``x0 <= 0.5``; left child ``x1 <= 0.3``
+    (labels 0 | 1), right child ``x2 <= 0.9`` (labels 0 | 1); a fraction ``flip`` of labels
+    flipped."""
     rng = np.random.default_rng(seed)
     X = rng.uniform(size=(n, d))
     left = X[:, 0] <= 0.5
-    y = np.where(left, (X[:, 1] > 0.3), (X[:, 2] <= 0.7)).astype(np.int64)
+    y = np.where(left, (X[:, 1] > 0.3), (X[:, 2] > 0.9)).astype(np.int64)
     y ^= (rng.uniform(size=n) < flip).astype(np.int64)
     return Stream("planted_tree", X, y, 2)
 

@@ -1,0 +1,6 @@
+"""Test configuration: make the pure-numpy reference module importable (importlib mode)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
