@@ -87,6 +87,8 @@ class FalseSplitRate:
     low: float
     high: float
     seconds: float
+    mean_nodes: float
+    instances: int
 
     @property
     def rate(self) -> float:
@@ -103,13 +105,16 @@ def false_split_rate(
     """
     if runs < 1:
         raise ValueError(f"runs must be >= 1, got {runs}")
-    n_split = 0
-    t0 = time.perf_counter()
+    n_split, nodes, instances, seconds = 0, 0, 0, 0.0
     for r in range(runs):
         s = null_stream(seed * 100_003 + r)
         m = make_method(method_name, s.X.shape[1], s.n_classes, seed=r, **params)
+        t0 = time.perf_counter()
         m.learn_many(s.X, s.y)
+        seconds += time.perf_counter() - t0
         n_split += int(m.n_nodes > 1)
+        nodes += m.n_nodes
+        instances += len(s)
     ci = binomtest(n_split, runs).proportion_ci(confidence_level=0.95, method="exact")
-    return FalseSplitRate(method_name, runs, n_split, float(ci.low), float(ci.high),
-                          time.perf_counter() - t0)  # fmt: skip
+    return FalseSplitRate(method_name, runs, n_split, float(ci.low), float(ci.high), seconds,
+                          nodes / runs, instances)  # fmt: skip
