@@ -1,0 +1,461 @@
+"""Whole-model quantization: ``quantize_model`` and the saved ``QuantizedArtifact``.
+
+Paper: Lifar et al., "WaterSIC", ICML 2026 (arXiv:2603.04956), whole-model pipeline:
+
+1. the repeated blocks (the ``nn.ModuleList`` holding most ``nn.Linear`` layers) are processed
+   in order; the inputs of block 0 are captured with a pre-hook (:func:`_block_inputs`);
+2. inside a block the linears are grouped by shared input (q/k/v, then o, then gate/up, then
+   down for Llama) in execution order (:func:`_linear_groups`);
+3. for each group, forward hooks collect in float64, streaming over calibration batches, the
+   second moment of the full-precision input x (FP model), of the quantized-path input xhat
+   (model whose earlier layers are already quantized) and their cross moment, plus
+   E[(R - Rhat) xhat^T] for the layers writing into the residual stream (o_proj, down_proj);
+4. each layer is quantized with its rate from the global :class:`~watersic.rate_control.RateController`
+   (WaterSIC uses the drift-corrected target; GPTQ/RTN use the quantized-path Hessian, as in
+   sequential GPTQ), and its dequantized weights are put into the quantized-path model;
+5. both paths are propagated to the next block. Embeddings and the LM head stay in full
+   precision.
+
+The result is saved as safetensors (entropy-coded bitstreams as uint8 tensors, fixed-rate
+codes, full-precision remainder) plus a JSON manifest, and loads back into a ``transformers``
+model with :func:`load_quantized`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from watersic.gptq import gptq_quantize, huffman_gptq
+from watersic.layer_quantizer import quantize_matrix
+from watersic.quantized_matrix import QuantizedMatrix
+from watersic.rate_control import RateController
+from watersic.rtn import FixedRateMatrix, rtn_quantize
+from watersic.second_moment import SecondMoment
+from watersic.validation import check_rate
+
+METHODS = ("watersic", "huffman-gptq", "gptq", "rtn")
+#: Linear layers writing into the residual stream of a Llama-style block -> the norm whose
+#: input is that residual.
+RESIDUAL_SOURCES = {"o_proj": "input_layernorm", "down_proj": "post_attention_layernorm"}
+FORMAT = "watersic-artifact/1"
+
+
+def check_method(method: str) -> str:
+    """Return ``method`` if known, else raise a clear ``ValueError``."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
+    return method
+
+
+class _Stop(Exception):
+    pass
+
+
+def find_blocks(model: nn.Module) -> tuple[str, nn.ModuleList]:
+    """The ``nn.ModuleList`` of repeated blocks holding the most ``nn.Linear`` layers."""
+    best: tuple[int, str, nn.ModuleList] | None = None
+    for name, mod in model.named_modules():
+        if isinstance(mod, nn.ModuleList) and len(mod) > 0:
+            count = sum(isinstance(m, nn.Linear) for m in mod.modules())
+            if count and (best is None or count > best[0]):
+                best = (count, name, mod)
+    if best is None:
+        raise ValueError(
+            f"{type(model).__name__} has no repeated blocks with nn.Linear layers to quantize"
+        )
+    return best[1], best[2]
+
+
+def _block_inputs(
+    model: nn.Module, blocks: nn.ModuleList, batches: Sequence[torch.Tensor]
+) -> tuple[list[torch.Tensor], list[dict]]:
+    """Hidden states entering block 0 and the keyword arguments the model passes to blocks."""
+    inputs: list[torch.Tensor] = []
+    kwargs: list[dict] = []
+
+    def hook(module, args, kw):
+        inputs.append(args[0] if args else kw.pop("hidden_states"))
+        kwargs.append({**kw, **({"_extra_args": args[1:]} if len(args) > 1 else {})})
+        raise _Stop
+
+    handle = blocks[0].register_forward_pre_hook(hook, with_kwargs=True)
+    try:
+        with torch.no_grad():
+            for batch in batches:
+                with contextlib.suppress(_Stop):
+                    model(input_ids=batch)
+    finally:
+        handle.remove()
+    return inputs, kwargs
+
+
+def _call_block(block: nn.Module, x: torch.Tensor, kw: dict) -> torch.Tensor:
+    kw = dict(kw)
+    extra = kw.pop("_extra_args", ())
+    out = block(x, *extra, **kw)
+    return out[0] if isinstance(out, tuple) else out
+
+
+def _linear_groups(block: nn.Module, x: torch.Tensor, kw: dict) -> list[list[str]]:
+    """Names of the block's linears grouped by shared input, in execution order."""
+    order: list[tuple[str, int]] = []
+    handles = []
+    for name, mod in block.named_modules():
+        if isinstance(mod, nn.Linear):
+            handles.append(
+                mod.register_forward_hook(
+                    lambda m, inp, out, name=name: order.append((name, id(inp[0])))
+                )
+            )
+    try:
+        with torch.no_grad():
+            _call_block(block, x, kw)
+    finally:
+        for h in handles:
+            h.remove()
+    groups: list[list[str]] = []
+    seen: dict[int, int] = {}
+    done: set[str] = set()
+    for name, key in order:
+        if name in done:
+            continue
+        done.add(name)
+        if key in seen and seen[key] == len(groups) - 1:
+            groups[-1].append(name)
+        else:
+            seen[key] = len(groups)
+            groups.append([name])
+    return groups
+
+
+def _capture(block: nn.Module, names: Iterable[str], x: torch.Tensor, kw: dict) -> dict:
+    """Run ``block`` on ``x``; return inputs of the named submodules (first call each)."""
+    mods = dict(block.named_modules())
+    got: dict[str, torch.Tensor] = {}
+    handles = []
+    for name in names:
+        if name in mods:
+            handles.append(
+                mods[name].register_forward_pre_hook(
+                    lambda m, args, name=name: got.setdefault(name, args[0].detach())
+                )
+            )
+    try:
+        with torch.no_grad():
+            _call_block(block, x, kw)
+    finally:
+        for h in handles:
+            h.remove()
+    return got
+
+
+@dataclass
+class QuantizedArtifact:
+    """A quantized model: per-layer results, the achieved rate and what is needed to save it.
+
+    ``layers`` maps module names (``model.layers.0.self_attn.q_proj``) to
+    :class:`~watersic.quantized_matrix.QuantizedMatrix` (entropy-coded methods) or
+    :class:`~watersic.rtn.FixedRateMatrix` (GPTQ, RTN).
+    """
+
+    method: str
+    target_rate: float
+    layers: dict[str, QuantizedMatrix | FixedRateMatrix] = field(default_factory=dict)
+    model: nn.Module | None = None
+
+    @property
+    def rate(self) -> float:
+        """Average bits per quantized weight (side information included)."""
+        bits = sum(_numel(q) * q.rate for q in self.layers.values())
+        return bits / max(sum(_numel(q) for q in self.layers.values()), 1)
+
+    def coded_rate(self) -> float:
+        """Bits per quantized weight of the real files (bitstreams; fixed-rate: packed bits)."""
+        bits = 0.0
+        for q in self.layers.values():
+            bits += 8 * len(q.to_bytes()) if isinstance(q, QuantizedMatrix) else _numel(q) * q.rate
+        return bits / max(sum(_numel(q) for q in self.layers.values()), 1)
+
+    def summary(self) -> list[dict]:
+        """One JSON-serialisable row per layer."""
+        return [{"layer": name, **q.summary()} for name, q in self.layers.items()]
+
+    def save(self, out: str | Path) -> Path:
+        """Write ``quantized.safetensors``, ``full_precision.safetensors`` and ``manifest.json``."""
+        from safetensors.torch import save_file
+
+        if self.model is None:
+            raise ValueError("this artifact has no model attached; nothing to save")
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        tensors: dict[str, torch.Tensor] = {}
+        for name, q in self.layers.items():
+            if isinstance(q, QuantizedMatrix):
+                tensors[f"{name}.bitstream"] = torch.frombuffer(
+                    bytearray(q.to_bytes()), dtype=torch.uint8
+                )
+            else:
+                tensors[f"{name}.codes"] = q.codes.to(torch.int16)
+                tensors[f"{name}.scales"] = q.scales.to(torch.float16)
+                tensors[f"{name}.zeros"] = q.zeros.to(torch.int16)
+                if "perm" in q.info:
+                    tensors[f"{name}.perm"] = q.info["perm"].to(torch.int32)
+        save_file(tensors, str(out / "quantized.safetensors"))
+        quantized = {f"{n}.weight" for n in self.layers}
+        fp = {
+            k: v.detach().contiguous()
+            for k, v in self.model.state_dict().items()
+            if k not in quantized
+        }
+        save_file(_untie(fp), str(out / "full_precision.safetensors"))
+        manifest = {
+            "format": FORMAT,
+            "method": self.method,
+            "target_rate": self.target_rate,
+            "rate": self.rate,
+            "coded_rate": self.coded_rate(),
+            "model_class": type(self.model).__name__,
+            "config": self.model.config.to_dict() if hasattr(self.model, "config") else None,
+            "layers": self.summary(),
+        }
+        (out / "manifest.json").write_text(json.dumps(_plain(manifest), indent=2) + "\n")
+        return out
+
+
+def _untie(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    seen: dict[int, str] = {}
+    out = {}
+    for k, v in tensors.items():
+        ptr = v.data_ptr()
+        out[k] = v.clone() if ptr in seen else v
+        seen[ptr] = k
+    return out
+
+
+def _plain(obj):
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, torch.Tensor):
+        return obj.tolist()
+    if isinstance(obj, torch.dtype):
+        return str(obj)
+    return obj
+
+
+def _numel(q) -> int:
+    shape = q.shape if isinstance(q, QuantizedMatrix) else tuple(q.weight.shape)
+    return int(shape[0] * shape[1])
+
+
+def load_quantized(path: str | Path) -> nn.Module:
+    """Rebuild a ``transformers`` model from a saved artifact (dequantized float32 weights)."""
+    import transformers
+    from safetensors.torch import load_file
+
+    path = Path(path)
+    manifest_path = path / "manifest.json"
+    if not manifest_path.exists():
+        raise FileNotFoundError(f"{manifest_path} not found: not a saved watersic artifact")
+    manifest = json.loads(manifest_path.read_text())
+    if manifest.get("format") != FORMAT:
+        raise ValueError(f"{manifest_path}: unknown artifact format {manifest.get('format')!r}")
+    cls = getattr(transformers, manifest["model_class"])
+    config_dict = dict(manifest["config"])
+    config_cls = transformers.AutoConfig.for_model(config_dict.pop("model_type")).__class__
+    model = cls(config_cls(**config_dict))
+    state = load_file(str(path / "full_precision.safetensors"))
+    qt = load_file(str(path / "quantized.safetensors"))
+    for row in manifest["layers"]:
+        name = row["layer"]
+        if f"{name}.bitstream" in qt:
+            W = QuantizedMatrix.from_bytes(qt[f"{name}.bitstream"].numpy().tobytes()).dequantize()
+        else:
+            W = _dequantize_fixed(qt, name, row)
+        state[f"{name}.weight"] = W
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    missing = [k for k in missing if "rotary" not in k]
+    if missing or unexpected:
+        raise ValueError(
+            f"artifact does not match the model: missing {missing}, unexpected {unexpected}"
+        )
+    model.eval()
+    return model
+
+
+def _dequantize_fixed(qt: dict, name: str, row: dict) -> torch.Tensor:
+    codes = qt[f"{name}.codes"].to(torch.float64)
+    scales = qt[f"{name}.scales"].to(torch.float64)
+    zeros = qt[f"{name}.zeros"].to(torch.float64)
+    gs = int(row["group_size"])
+    perm = qt.get(f"{name}.perm")
+    a, n = codes.shape
+    if perm is not None:
+        codes = codes[:, perm.long()]
+    groups = torch.arange(n) // gs
+    W = scales[:, groups] * (codes - zeros[:, groups])
+    if perm is not None:
+        out = torch.empty_like(W)
+        out[:, perm.long()] = W
+        W = out
+    return W.to(torch.float32)
+
+
+def quantize_model(
+    model: nn.Module,
+    calibration: torch.Tensor | Sequence[torch.Tensor],
+    rate: float,
+    method: str = "watersic",
+    *,
+    batch_size: int = 8,
+    drift_correction: bool = True,
+    residual_compensation: bool = True,
+    rate_control: bool = True,
+    multipliers: dict[str, float] | None = None,
+    accounting: str = "pooled",
+    group_size: int | None = None,
+    rescalers: bool = True,
+    inplace: bool = False,
+) -> QuantizedArtifact:
+    """Quantize every linear layer of the model's repeated blocks, block by block.
+
+    Parameters
+    ----------
+    model:
+        A ``transformers`` model (causal LM or encoder) taking ``input_ids``.
+    calibration:
+        Token ids ``(N, T)`` or a sequence of such batches.
+    rate:
+        Target average bits per quantized weight (entropy methods) or bits of the grid
+        (``gptq``/``rtn``: rounded to an integer; their rate adds scale overhead).
+    method:
+        ``watersic``, ``huffman-gptq``, ``gptq`` or ``rtn``.
+    drift_correction:
+        WaterSIC: minimise E||W x - What xhat||^2 with x from the FP model (Qronos-style target).
+    residual_compensation:
+        WaterSIC: o_proj/down_proj also cancel the error already in the residual stream.
+    rate_control:
+        Global controller (remaining bits / remaining parameters) instead of one fixed rate.
+    multipliers:
+        Per-weight-type rate multipliers for the controller, e.g. ``{"k_proj": 1.5}``.
+    accounting:
+        WaterSIC entropy accounting (``pooled`` or ``per_column``).
+    group_size:
+        GPTQ/RTN group size (None: per row).
+    rescalers:
+        WaterSIC row/column rescalers.
+    inplace:
+        Quantize ``model`` itself instead of a copy.
+
+    Returns
+    -------
+    QuantizedArtifact
+        Per-layer results; ``artifact.model`` is the quantized (dequantized-weight) model.
+    """
+    method = check_method(method)
+    rate = check_rate(rate)
+    if isinstance(calibration, torch.Tensor):
+        if calibration.dim() != 2:
+            raise ValueError(
+                f"calibration must be token ids (N, T), got shape {tuple(calibration.shape)}"
+            )
+        batches = list(calibration.split(batch_size))
+    else:
+        batches = list(calibration)
+    if not batches:
+        raise ValueError("no calibration data")
+    fp_model = model
+    q_model = model if inplace else copy.deepcopy(model)
+    fp_model.eval()
+    q_model.eval()
+    prefix, fp_blocks = find_blocks(fp_model)
+    _, q_blocks = find_blocks(q_model)
+    tokens = sum(b.numel() for b in batches)
+    fp_in, kwargs = _block_inputs(fp_model, fp_blocks, batches)
+    q_in = [x.clone() for x in fp_in]
+
+    linears = [
+        (f"{prefix}.{i}.{n}", m)
+        for i, blk in enumerate(fp_blocks)
+        for n, m in blk.named_modules()
+        if isinstance(m, nn.Linear)
+    ]
+    total = sum(m.weight.numel() for _, m in linears)
+    controller = RateController(rate, total, multipliers or {})
+    artifact = QuantizedArtifact(method=method, target_rate=rate, model=q_model)
+    fp_snapshot = copy.deepcopy(fp_blocks) if inplace else fp_blocks
+    for b in range(len(fp_blocks)):
+        fblk, qblk = fp_snapshot[b], q_blocks[b]
+        for group in _linear_groups(fblk, fp_in[0], kwargs[0]):
+            mods = dict(fblk.named_modules())
+            n_in = mods[group[0]].in_features
+            if tokens < n_in:
+                warnings.warn(
+                    f"{tokens} calibration tokens for {n_in} input features: rank-deficient "
+                    "second moment (use more calibration data)",
+                    stacklevel=2,
+                )
+            res_names = {
+                name: RESIDUAL_SOURCES[name.rsplit(".", 1)[-1]]
+                for name in group
+                if name.rsplit(".", 1)[-1] in RESIDUAL_SOURCES
+                and RESIDUAL_SOURCES[name.rsplit(".", 1)[-1]] in mods
+            }
+            use_res = method == "watersic" and residual_compensation and bool(res_names)
+            out_dim = mods[group[0]].out_features
+            acc = SecondMoment(n_in, cross=True, residual_dim=out_dim if use_res else None)
+            probe = [group[0], *set(res_names.values())] if use_res else [group[0]]
+            for x_fp, x_q, kw in zip(fp_in, q_in, kwargs, strict=True):
+                got_fp = _capture(fblk, probe, x_fp, kw)
+                got_q = _capture(qblk, probe, x_q, kw)
+                res = None
+                if use_res:
+                    src = next(iter(res_names.values()))
+                    res = got_fp[src] - got_q[src]
+                acc.update(got_fp[group[0]], got_q[group[0]], res)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the rank-deficiency warning was issued above
+                S, Sh, Sx, Rx = acc.sigma, acc.sigma_hat, acc.sigma_cross, acc.residual_cross
+            qmods = dict(qblk.named_modules())
+            for name in group:
+                full = f"{prefix}.{b}.{name}"
+                W = mods[name].weight.detach().to(torch.float64)
+                layer_rate = controller.next_rate(full, W.numel()) if rate_control else rate
+                q = _quantize_layer(
+                    method, W, S, Sh, Sx, Rx if (use_res and name in res_names) else None,
+                    layer_rate, drift_correction, accounting, group_size, rescalers,
+                )  # fmt: skip
+                controller.spend(W.numel(), q.rate)
+                artifact.layers[full] = q
+                with torch.no_grad():
+                    qmods[name].weight.copy_(q.dequantize(qmods[name].weight.dtype))
+        with torch.no_grad():
+            fp_in = [_call_block(fblk, x, kw) for x, kw in zip(fp_in, kwargs, strict=True)]
+            q_in = [_call_block(qblk, x, kw) for x, kw in zip(q_in, kwargs, strict=True)]
+    return artifact
+
+
+def _quantize_layer(method, W, S, Sh, Sx, Rx, rate, drift, accounting, group_size, rescalers):
+    if method == "watersic":
+        if drift:
+            return quantize_matrix(
+                W, S, rate=rate, sigma_hat=Sh, sigma_cross=Sx, residual_cross=Rx,
+                accounting=accounting, rescalers=rescalers,
+            )  # fmt: skip
+        return quantize_matrix(W, Sh, rate=rate, accounting=accounting, rescalers=rescalers)
+    if method == "huffman-gptq":
+        return huffman_gptq(W, Sh, rate=rate)
+    bits = max(1, min(16, round(rate)))
+    if method == "gptq":
+        return gptq_quantize(W, Sh, bits=bits, group_size=group_size)
+    return rtn_quantize(W, Sh, bits=bits, group_size=group_size)
