@@ -1,18 +1,207 @@
-"""The symicl command line: help, and one clear line for bad input."""
+"""The symicl command line: help, the package commands, one clear line for bad input."""
 
+from pathlib import Path
+
+import lightning.pytorch as pl
+import pytest
+from symicl.classifier_module import ICLClassifierModule
 from symicl.cli import main
 from symicl.paper import PAPER
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def _one_line_error(capsys, match: str) -> None:
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 1, err
+    assert match in err, err
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ckpt")
+    paths = {}
+    for mode in ("tied", "none"):
+        pl.seed_everything(0, verbose=False)
+        module = ICLClassifierModule(4, 2, n_layers=1, n_heads=1, symmetry=mode, init_scale=0.3)
+        trainer = pl.Trainer(
+            logger=False,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            max_epochs=0,
+        )
+        trainer.strategy.connect(module)
+        paths[mode] = out / f"{mode}.ckpt"
+        trainer.save_checkpoint(paths[mode])
+    return paths
 
 
 def test_help_lists_commands(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert "reproduce" in out
+    for command in (
+        "fit",
+        "test",
+        "predict",
+        "reproduce",
+        "extract",
+        "verify",
+        "evaluate",
+        "benchmark",
+    ):
+        assert command in out
     assert PAPER.title in out
 
 
 def test_unknown_command_exits_2(capsys):
     assert main(["no-such-command"]) == 2
-    err = capsys.readouterr().err
-    assert "unknown command" in err
-    assert "Traceback" not in err
+    _one_line_error(capsys, "unknown command")
+
+
+def test_fit_and_test_from_config(tmp_path, capsys):
+    args = ["--config", str(CONFIGS / "smoke.yaml"), "--trainer.default_root_dir", str(tmp_path)]
+    assert main(["fit", *args, "--trainer.fast_dev_run", "true"]) == 0
+    assert main(["test", *args]) == 0
+    assert "test_acc" in capsys.readouterr().out
+
+
+def test_fit_with_mismatched_model_and_data_is_one_line(tmp_path, capsys):
+    args = [
+        "fit",
+        "--config",
+        str(CONFIGS / "smoke.yaml"),
+        "--model.d",
+        "5",
+        "--trainer.fast_dev_run",
+        "true",
+        "--trainer.default_root_dir",
+        str(tmp_path),
+    ]
+    assert main(args) == 2
+    _one_line_error(capsys, "does not match the model's d=5")
+
+
+def test_bad_symmetry_in_config_is_rejected(tmp_path, capsys):
+    args = [
+        "fit",
+        "--config",
+        str(CONFIGS / "smoke.yaml"),
+        "--model.symmetry",
+        "full",
+        "--trainer.fast_dev_run",
+        "true",
+        "--trainer.default_root_dir",
+        str(tmp_path),
+    ]
+    assert main(args) == 2
+    _one_line_error(capsys, "unknown symmetry mode")
+
+
+def test_extract_and_verify(checkpoints, tmp_path, capsys):
+    rec = tmp_path / "rec.json"
+    assert main(["extract", "--checkpoint", str(checkpoints["tied"]), "--out", str(rec)]) == 0
+    assert "layer 0 head 0" in capsys.readouterr().out
+    assert (
+        main(
+            [
+                "verify",
+                "--checkpoint",
+                str(checkpoints["tied"]),
+                "--recursion",
+                str(rec),
+                "--episodes",
+                "32",
+                "--n_context",
+                "8",
+            ]
+        )
+        == 0
+    )
+    assert "max |logit difference|" in capsys.readouterr().out
+    # a recursion of another model fails verification with one line
+    other = tmp_path / "other.json"
+    assert (
+        main(
+            [
+                "extract",
+                "--checkpoint",
+                str(checkpoints["none"]),
+                "--project",
+                "true",
+                "--out",
+                str(other),
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert (
+        main(
+            [
+                "verify",
+                "--checkpoint",
+                str(checkpoints["tied"]),
+                "--recursion",
+                str(other),
+                "--episodes",
+                "32",
+                "--n_context",
+                "8",
+            ]
+        )
+        == 2
+    )
+    _one_line_error(capsys, "does not reproduce")
+
+
+def test_extract_unconstrained_without_projection_is_one_line(checkpoints, capsys):
+    assert main(["extract", "--checkpoint", str(checkpoints["none"])]) == 2
+    _one_line_error(capsys, "not projected onto the commutant")
+
+
+def test_missing_checkpoint_is_one_line(tmp_path, capsys):
+    assert main(["extract", "--checkpoint", str(tmp_path / "nope.ckpt")]) == 2
+    _one_line_error(capsys, "does not exist")
+
+
+def test_evaluate_runs_a_shift(checkpoints, capsys):
+    assert (
+        main(
+            [
+                "evaluate",
+                "--checkpoint",
+                str(checkpoints["tied"]),
+                "--shift",
+                "semi",
+                "--n_context",
+                "8",
+                "--episodes",
+                "20",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "prototype" in out and "model (tied, L=1)" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["--n_classes", "1"], "C must be"),
+        (["--d", "0"], "d must be"),
+        (["--n_context", "0"], "N must be"),
+        (["--noise", "1.5"], "noise"),
+    ],
+)
+def test_benchmark_bad_input_is_one_line(args, match, capsys):
+    assert main(["benchmark", *args, "--episodes", "4"]) == 2
+    _one_line_error(capsys, match)
+
+
+def test_benchmark_runs(capsys):
+    assert main(["benchmark", "--d", "4", "--n_context", "8", "--episodes", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "logistic" in out and "GD k=4" in out

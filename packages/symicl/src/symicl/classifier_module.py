@@ -15,6 +15,7 @@ import lightning.pytorch as pl
 import torch
 from torch.nn import functional as F
 
+from symicl.analysis import model_defects
 from symicl.episodes import one_hot_labels
 from symicl.transformer import EquivariantICLTransformer
 
@@ -64,6 +65,8 @@ class ICLClassifierModule(pl.LightningModule):
         self.model = EquivariantICLTransformer(
             d, n_classes, n_layers, n_heads, symmetry, attention, init_scale
         )
+        #: mean/max defects of an "augment" model just before its end-of-fit projection
+        self.defect_before_projection: dict[str, float] | None = None
 
     def forward(self, x: torch.Tensor, y: torch.Tensor, xq: torch.Tensor) -> torch.Tensor:
         """Probe logits ``(B, C)``; ``y`` may be integer labels ``(B, N)`` (-1 = unlabeled)."""
@@ -103,6 +106,7 @@ class ICLClassifierModule(pl.LightningModule):
     def on_fit_end(self) -> None:
         """Reynolds-project an ``"augment"`` model when training ends."""
         if self.hparams.project_at_end and self.model.symmetry == "augment":
+            self.defect_before_projection = model_defects(self.model)
             self.model.project_()
 
     def configure_optimizers(self):
@@ -113,3 +117,42 @@ class ICLClassifierModule(pl.LightningModule):
         total = max(1, int(self.trainer.estimated_stepping_batches))
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+
+def train_classifier(
+    d: int,
+    n_classes: int,
+    n_context: int,
+    n_layers: int = 2,
+    n_heads: int = 2,
+    symmetry: str = "tied",
+    steps: int = 1000,
+    batch_size: int = 64,
+    lr: float = 1e-2,
+    seed: int = 0,
+) -> ICLClassifierModule:
+    """Fit an :class:`ICLClassifierModule` for ``steps`` batches with Lightning (no logging).
+
+    The same Trainer path as ``symicl fit``, without validation, checkpoints or a logger;
+    used by ``symicl reproduce``.
+    """
+    from symicl.episode_data import LinearTaskDataModule
+
+    pl.seed_everything(seed, verbose=False)
+    module = ICLClassifierModule(d, n_classes, n_layers, n_heads, symmetry, lr=lr)
+    data = LinearTaskDataModule(
+        d, n_classes, n_context, batch_size=batch_size, train_batches=steps, seed=seed
+    )
+    trainer = pl.Trainer(
+        accelerator="cpu",
+        devices=1,
+        max_epochs=1,
+        limit_val_batches=0,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+    )
+    trainer.fit(module, datamodule=data)
+    return module.eval()

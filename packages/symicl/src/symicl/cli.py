@@ -1,17 +1,186 @@
-"""Command line of symicl: ``symicl --help``."""
+"""Command line of symicl: ``symicl --help``.
+
+``fit/validate/test/predict`` (LightningCLI over :class:`ICLClassifierModule` and
+:class:`LinearTaskDataModule`), ``reproduce``, and the package commands ``extract``,
+``verify``, ``evaluate`` and ``benchmark``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
 
-from icml26_shared.cli import PaperCLI
+from icml26_shared.cli import PaperCLI, UsageError
 
 from .paper import PAPER
 
 
+def _load(checkpoint: Path):
+    from symicl.classifier_module import ICLClassifierModule
+
+    if not Path(checkpoint).is_file():
+        raise UsageError(f"checkpoint {str(checkpoint)!r} does not exist")
+    try:
+        module = ICLClassifierModule.load_from_checkpoint(
+            checkpoint, map_location="cpu", weights_only=False
+        )
+    except (RuntimeError, KeyError, TypeError, EOFError) as err:
+        raise UsageError(f"cannot read checkpoint {str(checkpoint)!r}: {err}") from err
+    return module.eval()
+
+
+def extract(checkpoint: Path, out: Path | None = None, project: bool = False) -> None:
+    """Extract the depth-indexed update rule of a trained model as a JSON recursion.
+
+    Args:
+        checkpoint: Lightning checkpoint written by ``symicl fit``.
+        out: Where to write the recursion JSON (default: print only).
+        project: Project an unconstrained (``none``/unprojected ``augment``) model onto the
+            commutant first; the recursion then describes the projected model.
+    """
+    from symicl.recursion import extract_recursion
+
+    rec = extract_recursion(_load(checkpoint).model, project=project)
+    print(rec.describe())
+    if out is not None:
+        rec.save(out)
+        print(f"wrote {out}")
+
+
+def verify(
+    checkpoint: Path,
+    recursion: Path,
+    n_context: int = 32,
+    episodes: int = 256,
+    seed: int = 0,
+    tol: float = 1e-5,
+) -> None:
+    """Check that a recursion reproduces a model's logits on fresh episodes.
+
+    Args:
+        checkpoint: Lightning checkpoint of the model.
+        recursion: JSON file written by ``symicl extract``.
+        n_context: Context length N of the episodes.
+        episodes: Number of seeded episodes to compare on.
+        seed: Seed of the episodes.
+        tol: Largest allowed max |logit difference|; above it the command fails.
+    """
+    import copy
+
+    from symicl.episodes import LinearTaskSampler
+    from symicl.recursion import Recursion
+
+    module = _load(checkpoint)
+    rec = Recursion.load(recursion)
+    data = module.hparams
+    model = module.model
+    if not bool(model.projected):
+        model = copy.deepcopy(model).project_()
+    batch = LinearTaskSampler(data.d, data.n_classes, n_context, seed=seed).sample(episodes)
+    err = rec.verify(model, batch)
+    print(f"max |logit difference| = {err:.3e} over {episodes} episodes")
+    if err > tol:
+        raise UsageError(f"recursion does not reproduce the model: error {err:.3e} > tol {tol:g}")
+
+
+def evaluate(
+    checkpoint: Path,
+    shift: Literal["none", "noise", "semi", "quadratic", "longer"] = "none",
+    n_context: int = 32,
+    noise: float = 0.2,
+    unlabeled: float = 0.5,
+    length_factor: int = 2,
+    episodes: int = 500,
+    seed: int = 0,
+) -> None:
+    """Probe accuracy of a trained model and of the anchors under a distribution shift.
+
+    Args:
+        checkpoint: Lightning checkpoint written by ``symicl fit``.
+        shift: ``none``, ``noise`` (label noise), ``semi`` (unlabeled points),
+            ``quadratic`` (nonlinear task) or ``longer`` (longer context).
+        n_context: Training context length N.
+        noise: Label-flip probability for ``shift=noise``.
+        unlabeled: Unlabeled fraction for ``shift=semi``.
+        length_factor: Context multiplier for ``shift=longer``.
+        episodes: Number of test episodes.
+        seed: Seed of the episodes.
+    """
+    from symicl.episodes import LinearTaskSampler
+    from symicl.evaluation import anchor_accuracies, model_accuracy, shifted_sampler
+
+    module = _load(checkpoint)
+    hp = module.hparams
+    base = LinearTaskSampler(hp.d, hp.n_classes, n_context, seed=seed)
+    batch = shifted_sampler(base, shift, noise, unlabeled, length_factor).sample(episodes)
+    print(f"shift={shift}: {episodes} episodes, d={hp.d} C={hp.n_classes}")
+    print(f"  model ({hp.symmetry}, L={hp.n_layers}): {model_accuracy(module.model, batch):.4f}")
+    for name, acc in anchor_accuracies(batch, hp.n_classes).items():
+        print(f"  {name}: {acc:.4f}")
+
+
+def benchmark(
+    d: int = 8,
+    n_classes: int = 2,
+    n_context: int = 32,
+    episodes: int = 500,
+    noise: float = 0.0,
+    unlabeled: float = 0.0,
+    kind: Literal["linear", "quadratic"] = "linear",
+    gd_steps: int = 4,
+    seed: int = 0,
+) -> None:
+    """Accuracy and time of the in-context anchors on seeded episodes (no model needed).
+
+    Args:
+        d: Feature dimension.
+        n_classes: Number of classes C.
+        n_context: Context length N.
+        episodes: Number of episodes.
+        noise: Label-flip probability of the context.
+        unlabeled: Fraction of unlabeled context points.
+        kind: ``linear`` or ``quadratic`` task.
+        gd_steps: Steps of the in-context GD anchor (step size tuned on other episodes).
+        seed: Seed of the episodes.
+    """
+    from icml26_shared.bench import time_it
+
+    from symicl.baselines import tune_gd_lr
+    from symicl.episodes import LinearTaskSampler
+    from symicl.evaluation import anchor_accuracies
+
+    sampler = LinearTaskSampler(d, n_classes, n_context, noise, unlabeled, kind, seed)
+    batch = sampler.sample(episodes)
+    val = LinearTaskSampler(d, n_classes, n_context, noise, unlabeled, kind, seed + 1).sample(
+        episodes
+    )
+    lr = tune_gd_lr(val, n_classes, gd_steps)
+    print(f"{episodes} episodes, d={d} C={n_classes} N={n_context} kind={kind} noise={noise}")
+    for name in ("prototype", f"GD k={gd_steps}", "ridge", "logistic", "1-nn"):
+        gd = {gd_steps: lr} if name.startswith("GD") else None
+        skl = (name,) if name in ("ridge", "logistic", "1-nn") else ()
+        timing = time_it(lambda gd=gd, skl=skl: anchor_accuracies(batch, n_classes, gd, skl), 0, 1)
+        acc = timing.result[name]
+        print(f"  {name:10s} accuracy {acc:.4f}  time {timing.median:.3f} s")
+
+
 def build_cli() -> PaperCLI:
-    """The package's CLI; add ``model_class``, ``datamodule_class`` and extra ``commands``."""
-    return PaperCLI(PAPER)
+    """The package's CLI."""
+    from symicl.classifier_module import ICLClassifierModule
+    from symicl.episode_data import LinearTaskDataModule
+
+    return PaperCLI(
+        PAPER,
+        model_class=ICLClassifierModule,
+        datamodule_class=LinearTaskDataModule,
+        commands={
+            "extract": extract,
+            "verify": verify,
+            "evaluate": evaluate,
+            "benchmark": benchmark,
+        },
+    )
 
 
 def main(args: Sequence[str] | None = None) -> int:

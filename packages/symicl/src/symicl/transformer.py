@@ -222,10 +222,8 @@ class EquivariantICLTransformer(nn.Module):
             ctx = z[:, :n_ctx]  # (B, N, D) keys / values
             queries = z[:, None] @ w_qk  # (B, H, N+1, D): z_j^T W_QK
             scores = queries @ ctx[:, None].mT  # (B, H, N+1, N): S_ji = z_j^T W_QK z_i
-            if self.attention == "softmax":
-                attn = torch.softmax(scores, dim=-1)
-            else:
-                attn = scores / n_ctx
+            linear = self.attention == "linear"
+            attn = scores / n_ctx if linear else torch.softmax(scores, dim=-1)  # (B, H, N+1, N)
             values = ctx[:, None] @ w_ov.mT  # (B, H, N, D): W_OV z_i
             z = z + (attn @ values).sum(1)  # (B, N+1, D)
             states.append(z)

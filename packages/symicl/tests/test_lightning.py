@@ -1,0 +1,79 @@
+"""Lightning parts: the shared contract, the data module, a short training run."""
+
+import pytest
+import torch
+from icml26_shared.contract import check_contract
+from symicl.classifier_module import ICLClassifierModule, train_classifier
+from symicl.episode_data import LinearTaskDataModule
+from symicl.episodes import LinearTaskSampler
+from symicl.evaluation import anchor_accuracies, model_accuracy
+
+
+def _forward(model, batch):
+    return model(batch["x"], batch["y"], batch["xq"])
+
+
+def _data():
+    return LinearTaskDataModule(
+        4, 2, 8, batch_size=8, train_batches=2, val_episodes=16, test_episodes=16
+    )
+
+
+@pytest.mark.parametrize("symmetry", ["tied", "augment"])
+def test_shared_contract(tmp_path, symmetry):
+    result = check_contract(
+        lambda: ICLClassifierModule(4, 2, n_layers=1, n_heads=1, symmetry=symmetry),
+        _data,
+        tmp_path,
+        forward_fn=_forward,
+    )
+    assert result.output.shape == (8, 2)
+
+
+def test_datamodule_banks_are_fixed_and_shifted():
+    dm = LinearTaskDataModule(
+        4,
+        2,
+        8,
+        batch_size=8,
+        train_batches=3,
+        val_episodes=20,
+        test_episodes=12,
+        test_n_context=16,
+        test_noise=0.5,
+    )
+    dm.setup("fit")
+    dm.setup("test")
+    val = next(iter(dm.val_dataloader()))
+    again = next(
+        iter(
+            LinearTaskDataModule(4, 2, 8, batch_size=8, val_episodes=20).val_dataloader()
+            if False
+            else dm.val_dataloader()
+        )
+    )
+    assert torch.equal(val["x"], again["x"]) and val["x"].shape == (8, 8, 4)
+    test = next(iter(dm.test_dataloader()))
+    assert test["x"].shape == (8, 16, 4)
+    assert len(dm.train_dataloader()) == 3
+    with pytest.raises(ValueError, match="batch_size"):
+        LinearTaskDataModule(batch_size=0)
+
+
+def test_short_training_beats_chance_and_prototype_is_in_reach():
+    module = train_classifier(
+        4, 2, 16, n_layers=1, n_heads=2, symmetry="tied", steps=150, batch_size=32
+    )
+    bank = LinearTaskSampler(4, 2, 16, seed=99).sample(400)
+    acc = model_accuracy(module.model, bank)
+    proto = anchor_accuracies(bank, 2, sklearn=())["prototype"]
+    assert acc > 0.7 and proto > 0.7  # chance is about 0.5
+
+
+def test_augment_is_projected_at_the_end_of_fit():
+    module = train_classifier(
+        4, 2, 8, n_layers=1, n_heads=1, symmetry="augment", steps=5, batch_size=8
+    )
+    assert bool(module.model.projected)
+    assert module.defect_before_projection["max"] > 1e-3
+    assert module.model.symmetry_defects().max() < 1e-6
