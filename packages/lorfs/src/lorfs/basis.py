@@ -166,7 +166,7 @@ class FourierAxis:
         ``conj=False`` the bilinear one (sum ``k + l``) used for ``||Re h||^2``.
         ``modes`` overrides ``K`` (e.g. for products of sums). Shape ``(2K+1, 2K+1)``.
         """
-        kk = torch.arange(-(modes or self.modes), (modes or self.modes) + 1, dtype=RDTYPE)
+        kk = torch.arange(-(self.modes if modes is None else modes), (self.modes if modes is None else modes) + 1, dtype=RDTYPE)
         diff = kk[:, None] - kk[None, :] if conj else kk[:, None] + kk[None, :]
         return self._integral_of_exponentials(diff)
 
@@ -183,7 +183,7 @@ class FourierAxis:
 
     def basis_matrix(self, s: torch.Tensor, modes: int | None = None) -> torch.Tensor:
         """``E[n, k] = e^{i omega k (s_n - a)}``, shape ``(N, 2K+1)``."""
-        kk = torch.arange(-(modes or self.modes), (modes or self.modes) + 1, dtype=RDTYPE)
+        kk = torch.arange(-(self.modes if modes is None else modes), (self.modes if modes is None else modes) + 1, dtype=RDTYPE)
         s = torch.as_tensor(s, dtype=RDTYPE).reshape(-1, 1)
         return torch.exp(1j * self.omega * (s - self.a) * kk[None, :])
 

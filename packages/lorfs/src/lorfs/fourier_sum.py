@@ -290,12 +290,13 @@ class LowRankFourierSum(nn.Module):
         norms = torch.stack([f.abs().pow(2).sum(1).sqrt() for f in free])  # (D, R)
         norms = norms.clamp_min(1e-300)
         geo = norms.log().mean(0).exp()  # (R,)
+        geo = torch.where((norms > 1e-300).all(0), geo, torch.zeros_like(geo))  # a zero term stays zero
         for j in range(self.dim):
-            scale = geo / norms[j]
+            scale = torch.where(geo > 0, geo / norms[j], torch.ones_like(geo))
             if j > 0:  # make the largest coefficient of axes 1.. real positive, push phase to axis 0
                 idx = free[j].abs().argmax(1)
                 phase = free[j][torch.arange(self.rank), idx]
-                phase = phase / phase.abs().clamp_min(1e-300)
+                phase = torch.where(phase.abs() > 0, phase / phase.abs().clamp_min(1e-300), torch.ones_like(phase))
                 free[j] = free[j] / phase[:, None]
                 free[0] = free[0] * phase[:, None]
             free[j] = free[j] * scale[:, None]

@@ -6,7 +6,11 @@ Low-Rank Fourier Sum", ICML 2026.
 A *piece* of the loss is ``weight * || sum_i L_i s_i ||^2`` where each ``s_i`` is a
 :class:`~lorfs.fourier_sum.SeparableSum` and ``L_i = c_i I + sum_j L_{i,j}`` a
 :class:`~lorfs.operators.SeparableOperator`; the norm integrates over the box, evaluates at a
-point (initial conditions: ``u(0, .)``) or takes a moment (the mean), axis by axis.
+point (initial conditions: ``u(0, .)``) or takes the mean (``|mean .|^2``), axis by axis.
+
+All integrals are with respect to the **normalised** (probability) measure ``dz / |Omega|`` of
+the box, i.e. ``||h||^2`` here is the mean of ``|h|^2``: this keeps ``d = 1000`` tori (volume
+``(2 pi)^1000``) in floating-point range and leaves relative errors unchanged.
 
 Map to the method (notes, Sec. B1):
 
@@ -42,7 +46,8 @@ class Piece:
     """One quadratic term ``weight * || sum_i L_i s_i ||^2`` of a LoRFS loss.
 
     ``measures[j]`` is ``"integral"`` (integrate over axis ``j``), ``("point", s0)`` (evaluate at
-    ``s0``) or ``"moment"`` (``|int_j .|^2 / length_j``: pins the mean of a torus solution).
+    ``s0``) or ``"moment"`` (``|mean_j .|^2``: pins the mean of a torus solution). Integrals use
+    the normalised measure ``ds / length`` on each axis.
     ``unknown`` is the index of the item that holds the unknown field (for ALS).
     """
 
@@ -112,14 +117,14 @@ def axis_gram(axis: FourierAxis, measure: Measure, modes: int, conj: bool = True
         if axis.kind == "periodic":
             kk = torch.arange(-modes, modes + 1)
             if conj:
-                return torch.full((2 * modes + 1,), axis.length, dtype=CDTYPE)
+                return torch.ones(2 * modes + 1, dtype=CDTYPE)
             g = torch.zeros(2 * modes + 1, 2 * modes + 1, dtype=CDTYPE)
-            g[kk + modes, -kk + modes] = axis.length
+            g[kk + modes, -kk + modes] = 1.0
             return g
-        return axis.gram(conj=conj, modes=modes)
+        return axis.gram(conj=conj, modes=modes) / axis.length
     if measure == "moment":
-        m = axis._integral_of_exponentials(torch.arange(-modes, modes + 1, dtype=RDTYPE))
-        return m[:, None] * (m.conj() if conj else m)[None, :] / axis.length
+        m = axis._integral_of_exponentials(torch.arange(-modes, modes + 1, dtype=RDTYPE)) / axis.length
+        return m[:, None] * (m.conj() if conj else m)[None, :]
     if isinstance(measure, tuple) and measure[0] == "point":
         e = axis.basis_matrix(torch.tensor([float(measure[1])]), modes)[0]
         return e[:, None] * (e.conj() if conj else e)[None, :]
@@ -303,8 +308,7 @@ def mc_norm2(piece: Piece, n: int, generator: torch.Generator | None = None) -> 
     if any(m != "integral" for m in piece.measures):
         raise ValueError("mc_norm2 needs a piece that integrates over every axis")
     axes = piece.axes
-    vol = math.prod(ax.length for ax in axes)
-    vals = evaluate_residual(piece, sample_box(axes, n, generator)).abs() ** 2 * (vol * piece.weight)
+    vals = evaluate_residual(piece, sample_box(axes, n, generator)).abs() ** 2 * piece.weight
     return vals.mean(), vals.std() / math.sqrt(n)
 
 
@@ -318,9 +322,9 @@ def _grid_apply(mats: list[torch.Tensor]) -> torch.Tensor:
 
 
 def quadrature_rule(axes: Sequence[FourierAxis], degrees: Sequence[int]) -> tuple[list[torch.Tensor], torch.Tensor]:
-    """Per-axis exact nodes and the tensor weight array ``(N_1, ..., N_D)``."""
+    """Per-axis exact nodes and the tensor weight array ``(N_1, ..., N_D)`` (normalised measure)."""
     nodes, weights = zip(*(ax.exact_quadrature(q) for ax, q in zip(axes, degrees, strict=True)), strict=True)
-    w = _grid_apply([wj[None, :].to(CDTYPE) for wj in weights]).real
+    w = _grid_apply([(wj / ax.length)[None, :].to(CDTYPE) for wj, ax in zip(weights, axes, strict=True)]).real
     return list(nodes), w
 
 
@@ -380,6 +384,6 @@ def quadrature_point_l2(u: SeparableSum, axis: int, s0: float, target: Separable
     it = iter(rule)
     for j in range(u.dim):
         nodes.append(torch.tensor([float(s0)], dtype=RDTYPE) if j == axis else next(it)[0])
-    w = _grid_apply([r[1][None, :].to(CDTYPE) for r in rule]).real
+    w = _grid_apply([(r[1] / u.axes[j].length)[None, :].to(CDTYPE) for r, j in zip(rule, others, strict=True)]).real
     diff = (grid_values(u, nodes) - grid_values(target, nodes)).squeeze(axis)
     return (w * diff**2).sum()
