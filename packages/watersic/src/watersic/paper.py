@@ -4,10 +4,10 @@ from icml26_shared.paper import Paper
 
 PAPER = Paper(
     name="watersic",
-    title="TODO: paper title",
+    title="WaterSIC: information-theoretically (near) optimal linear layer quantization",
     cli="watersic",
     import_name="watersic",
-    summary="TODO: one line",
-    url="https://icml.cc/virtual/2026",
+    summary="Waterfilling successive interference cancellation for LLM weight quantization, with GPTQ/RTN baselines and entropy-coded bitstreams.",
+    url="https://arxiv.org/abs/2603.04956",
     reproduce="watersic.reproduce:reproduce",
 )
