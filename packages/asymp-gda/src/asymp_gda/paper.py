@@ -4,10 +4,10 @@ from icml26_shared.paper import Paper
 
 PAPER = Paper(
     name="asymp-gda",
-    title="TODO: paper title",
+    title="Asymmetric Perturbation in Solving Bilinear Saddle-Point Optimization",
     cli="asymp-gda",
     import_name="asymp_gda",
-    summary="TODO: one line",
-    url="https://icml.cc/virtual/2026",
+    summary="AsymP-GDA: perturb one player only; linear last-iterate convergence to an exact equilibrium",
+    url="https://arxiv.org/abs/2506.05747",
     reproduce="asymp_gda.reproduce:reproduce",
 )

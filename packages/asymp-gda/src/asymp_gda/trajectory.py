@@ -141,6 +141,14 @@ class Trajectory:
         ):
             self.curves.setdefault(key, []).append(val.clamp_min(0.0))
 
+    def record_values(self, t: int, **values: torch.Tensor) -> None:
+        """Append precomputed metrics (e.g. of an extensive-form game) at iteration ``t``."""
+        self.steps.append(int(t))
+        for key, val in values.items():
+            self.curves.setdefault(key, []).append(
+                torch.as_tensor(val, dtype=torch.float64).reshape(-1).clamp_min(0.0)
+            )
+
     def curve(self, key: str = "nash_conv") -> torch.Tensor:
         """Recorded curve as an ``(R, B)`` tensor."""
         return torch.stack(self.curves[key])
