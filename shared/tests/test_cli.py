@@ -18,17 +18,20 @@ PAPER = Paper(
 )
 
 
-def scale(factor: float = 2.0, values: list[int] | None = None, out: Path | None = None) -> None:
+def scale(
+    factor: float = 2.0, values: list[int] | None = None, out: Path | None = None, neg: bool = False
+) -> None:
     """Multiply values by a factor (an extra command).
 
     Args:
         factor: Multiplier; must be positive.
         values: Numbers to scale.
         out: File to write the result to.
+        neg: Negate the result.
     """
     if factor <= 0:
         raise UsageError(f"factor must be positive, got {factor}")
-    result = [factor * v for v in values or []]
+    result = [(-factor if neg else factor) * v for v in values or []]
     if out is not None:
         out.write_text(repr(result))
     print("scaled:", result)
@@ -68,6 +71,10 @@ def test_extra_command_typed_options_and_yaml(cli, tmp_path, capsys):
     cfg.write_text("factor: 0.5\nvalues: [4]\n")
     assert cli.main(["scale", "--config", str(cfg)]) == 0
     assert "scaled: [2.0]" in capsys.readouterr().out
+    assert cli.main(["scale", "--neg", "--values", "[1]"]) == 0  # bare boolean flag
+    assert "scaled: [-2.0]" in capsys.readouterr().out
+    assert cli.main(["scale", "--values", "[1]", "--neg"]) == 0
+    assert "scaled: [-2.0]" in capsys.readouterr().out
 
 
 def test_extra_command_bad_input_is_one_line(cli, capsys):
@@ -115,7 +122,7 @@ def test_fit_print_config_is_seeded(cli, capsys):
 def test_reproduce_unwritable_out(cli, tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    assert cli.main(["reproduce", "--out", str(blocker / "sub")]) == 2
+    assert cli.main(["reproduce", "--quick", "--out", str(blocker / "sub")]) == 2
     assert "not writable" in capsys.readouterr().err
 
 

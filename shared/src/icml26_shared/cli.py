@@ -205,10 +205,26 @@ class PaperCLI:
         )
         parser.add_argument("--config", action=ActionConfigFile, help="YAML file with the options.")
         parser.add_function_arguments(fn, as_group=False, skip=set(bound))
-        cfg = parser.parse_args(rest)
+        cfg = parser.parse_args(_bare_flags_to_true(fn, rest))
         init = parser.instantiate_classes(cfg)
         kwargs = {k: v for k, v in init.items() if k not in {"config", "__path__"}}
         return fn(**bound, **kwargs)
+
+
+def _bare_flags_to_true(fn: Callable[..., Any], rest: list[str]) -> list[str]:
+    """Let a boolean option be given bare (``--quick``), as well as ``--quick true``."""
+    flags = {
+        f"--{name}"
+        for name, param in inspect.signature(fn).parameters.items()
+        if param.annotation in (bool, "bool")
+    }
+    out: list[str] = []
+    for i, tok in enumerate(rest):
+        out.append(tok)
+        nxt = rest[i + 1] if i + 1 < len(rest) else None
+        if tok in flags and (nxt is None or nxt.startswith("-")):
+            out.append("true")
+    return out
 
 
 def reproduce_command(
