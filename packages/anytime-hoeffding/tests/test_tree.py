@@ -18,7 +18,7 @@ def _rate_ok(n_split, runs, alpha=ALPHA):
 
 # ------------------------------------------------------------------ validity
 def test_false_split_fraction_on_noise():
-    runs = 60
+    runs = 40
     n_split = sum(
         Tree(alpha=ALPHA).learn_many(*_xy(streams.noise(5_000, seed=r))).n_nodes > 1
         for r in range(runs)
@@ -27,10 +27,10 @@ def test_false_split_fraction_on_noise():
 
 
 def test_false_split_fraction_on_noise_per_node_spending_three_classes():
-    runs = 40
+    runs = 25
     n_split = sum(
         Tree(alpha=ALPHA, alpha_spending="node", betting="ons")
-        .learn_many(*_xy(streams.noise(5_000, n_classes=3, seed=100 + r)))
+        .learn_many(*_xy(streams.noise(4_000, n_classes=3, seed=100 + r)))
         .n_nodes
         > 1
         for r in range(runs)

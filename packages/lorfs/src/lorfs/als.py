@@ -28,7 +28,16 @@ import torch
 from .basis import CDTYPE
 from .fourier_sum import LowRankFourierSum, SeparableSum
 from .operators import Identity
-from .residual import Piece, Terms, assemble, axis_polynomial, combine, piece_grams, piece_norm2, poly_mul
+from .residual import (
+    Piece,
+    Terms,
+    assemble,
+    axis_polynomial,
+    combine,
+    piece_grams,
+    piece_norm2,
+    poly_mul,
+)
 
 PieceBuilder = Callable[[SeparableSum], Sequence[Piece]]
 
@@ -46,7 +55,11 @@ def _full_matrix(g: torch.Tensor) -> torch.Tensor:
 
 
 def block_system(
-    terms: Terms, grams: Sequence[torch.Tensor], env: torch.Tensor, j: int, unknown_rows: torch.Tensor
+    terms: Terms,
+    grams: Sequence[torch.Tensor],
+    env: torch.Tensor,
+    j: int,
+    unknown_rows: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Hermitian block ``H_uu`` (``(U n, U n)``) and right side ``-H_uk k`` (``(U n,)``) of axis ``j``.
 
@@ -64,7 +77,12 @@ def block_system(
     mg = mu[:, :, None] * g[None]  # (T, n, n): diag(mu_t) G
     gm = g[None] * mu.conj()[:, None, :]  # (S, n, n): G diag(conj mu_s)
     mgm = mu[:, None, :, None] * g[None, None] * mu.conj()[None, :, None, :]  # (T, S, n, n)
-    m = w0[..., None, None] * g + w1[..., None, None] * mg[:, None] + w2[..., None, None] * gm[None, :] + w3[..., None, None] * mgm
+    m = (
+        w0[..., None, None] * g
+        + w1[..., None, None] * mg[:, None]
+        + w2[..., None, None] * gm[None, :]
+        + w3[..., None, None] * mgm
+    )
     h = m.conj()  # loss = sum_ts z_t^H conj(M_ts) z_s with z_t = c_t as a column
     known = torch.ones(h.shape[0], dtype=torch.bool)
     known[unknown_rows] = False
@@ -84,7 +102,9 @@ def _pinv_solve(a: torch.Tensor, b: torch.Tensor, rcond: float = 1e-13) -> torch
     lam, v = torch.linalg.eigh(a / scale)
     lam = lam * scale
     keep = lam > rcond * lam.abs().max().clamp_min(1e-300)
-    inv = torch.where(keep, 1.0 / torch.where(keep, lam, torch.ones_like(lam)), torch.zeros_like(lam))
+    inv = torch.where(
+        keep, 1.0 / torch.where(keep, lam, torch.ones_like(lam)), torch.zeros_like(lam)
+    )
     return v @ (inv.to(CDTYPE) * (v.conj().T @ b))
 
 
@@ -142,9 +162,15 @@ def als_solve(
     """
     result = ALSResult()
     d = model.dim
-    act = torch.arange(model.rank) if active is None else torch.as_tensor(list(active), dtype=torch.long)
+    act = (
+        torch.arange(model.rank)
+        if active is None
+        else torch.as_tensor(list(active), dtype=torch.long)
+    )
     if act.numel() == 0 or int(act.min()) < 0 or int(act.max()) >= model.rank:
-        raise ValueError(f"active terms must be indices in [0, {model.rank}), got {list(act.tolist())}")
+        raise ValueError(
+            f"active terms must be indices in [0, {model.rank}), got {list(act.tolist())}"
+        )
     prev = None
     for _ in range(int(sweeps)):
         with torch.no_grad():
@@ -153,18 +179,29 @@ def als_solve(
             for p in pieces:
                 terms = assemble(p)
                 grams = piece_grams(p, terms.modes)
-                polys = [axis_polynomial((terms.coeffs[i], terms.mult[i]), (terms.coeffs[i], terms.mult[i]), grams[i]) for i in range(d)]
+                polys = [
+                    axis_polynomial(
+                        (terms.coeffs[i], terms.mult[i]), (terms.coeffs[i], terms.mult[i]), grams[i]
+                    )
+                    for i in range(d)
+                ]
                 suffix = [None] * (d + 1)
                 for i in range(d - 1, -1, -1):
-                    suffix[i] = polys[i] if suffix[i + 1] is None else poly_mul(polys[i], suffix[i + 1])
+                    suffix[i] = (
+                        polys[i] if suffix[i + 1] is None else poly_mul(polys[i], suffix[i + 1])
+                    )
                 rows = torch.nonzero(terms.owner == p.unknown).flatten()
                 if rows.numel() != model.rank:
-                    raise ValueError(f"loss piece {p.name!r}: its unknown item does not have the model's rank")
+                    raise ValueError(
+                        f"loss piece {p.name!r}: its unknown item does not have the model's rank"
+                    )
                 rows = rows[act]
-                states.append({"terms": terms, "grams": grams, "suffix": suffix, "prefix": None, "rows": rows})
+                states.append(
+                    {"terms": terms, "grams": grams, "suffix": suffix, "prefix": None, "rows": rows}
+                )
             for j in range(d):
                 a_tot = b_tot = None
-                for p, st in zip(pieces, states, strict=True):
+                for _p, st in zip(pieces, states, strict=True):
                     terms = st["terms"]
                     pre, suf = st["prefix"], st["suffix"][j + 1]
                     if pre is None and suf is None:
@@ -192,13 +229,17 @@ def als_solve(
                 full[act] = x
                 model.set_free_parameters_(j, full)
                 new_c = (model.free_parameters(j) @ model._synth(j).T)[act]
-                for p, st in zip(pieces, states, strict=True):
+                for _p, st in zip(pieces, states, strict=True):
                     terms = st["terms"]
                     pad = terms.modes[j] - model.axes[j].modes
                     c = torch.nn.functional.pad(new_c, (pad, pad)) if pad else new_c
                     terms.coeffs[j] = terms.coeffs[j].clone()
                     terms.coeffs[j][st["rows"]] = c
-                    pj = axis_polynomial((terms.coeffs[j], terms.mult[j]), (terms.coeffs[j], terms.mult[j]), st["grams"][j])
+                    pj = axis_polynomial(
+                        (terms.coeffs[j], terms.mult[j]),
+                        (terms.coeffs[j], terms.mult[j]),
+                        st["grams"][j],
+                    )
                     st["prefix"] = pj if st["prefix"] is None else poly_mul(st["prefix"], pj)
             total = sum(
                 float(p.weight * combine(st["prefix"], st["terms"].alpha, st["terms"].alpha).real)
@@ -264,7 +305,16 @@ def greedy_als(
     pieces0 = build_pieces(model.as_sum())
     seeds = data_factors(model, pieces0) if init == "data" else []
     zero = sum(
-        float(piece_norm2(Piece([it for i, it in enumerate(p.items) if i != p.unknown], p.measures, p.weight, None)))
+        float(
+            piece_norm2(
+                Piece(
+                    [it for i, it in enumerate(p.items) if i != p.unknown],
+                    p.measures,
+                    p.weight,
+                    None,
+                )
+            )
+        )
         for p in pieces0
         if len(p.items) > 1
     )
@@ -286,9 +336,19 @@ def greedy_als(
                     c = seeds[r % len(seeds)][j]
                     nrm = c.abs().pow(2).sum().sqrt()
                     v = c / nrm + 1e-3 * v if nrm > 0 else v
-                full[r] = v / v.abs().pow(2).sum().sqrt()  # unit factors: the product stays O(1) in any d
+                full[r] = (
+                    v / v.abs().pow(2).sum().sqrt()
+                )  # unit factors: the product stays O(1) in any d
                 model.set_free_parameters_(j, full)
-        res = als_solve(model, build_pieces, sweeps=sweeps_per_term, tol=tol, active=[r], balance=False, atol=atol)
+        res = als_solve(
+            model,
+            build_pieces,
+            sweeps=sweeps_per_term,
+            tol=tol,
+            active=[r],
+            balance=False,
+            atol=atol,
+        )
         history.losses += res.losses
         history.sweeps += res.sweeps
     res = als_solve(model, build_pieces, sweeps=sweeps, tol=tol, atol=atol)
@@ -328,10 +388,16 @@ def solve_linear(
     True
     """
     if not problem.is_linear:
-        raise ValueError(f"problem {problem.name!r} is nonlinear: ALS needs a linear PDE (use LoRFSModule)")
+        raise ValueError(
+            f"problem {problem.name!r} is nonlinear: ALS needs a linear PDE (use LoRFSModule)"
+        )
     axes = problem.make_axes(modes)
     model = LowRankFourierSum(axes, rank or problem.rank, seed=seed)
     history = greedy_als(
-        model, lambda u: problem.pieces(u, ic_weight=ic_weight), sweeps_per_term=sweeps_per_term, sweeps=sweeps, seed=seed
+        model,
+        lambda u: problem.pieces(u, ic_weight=ic_weight),
+        sweeps_per_term=sweeps_per_term,
+        sweeps=sweeps,
+        seed=seed,
     )
     return model, history

@@ -89,7 +89,9 @@ class FourierAxis:
         self.modes = _positive_int(modes, f"axis {name!r}: modes")
         a, b = (float(v) for v in domain)
         if not (math.isfinite(a) and math.isfinite(b)) or b <= a:
-            raise ValueError(f"axis {name!r}: domain must be a finite interval (a, b) with b > a, got {domain!r}")
+            raise ValueError(
+                f"axis {name!r}: domain must be a finite interval (a, b) with b > a, got {domain!r}"
+            )
         self.a, self.b = a, b
         self.kind = kind
         length = b - a
@@ -166,7 +168,11 @@ class FourierAxis:
         ``conj=False`` the bilinear one (sum ``k + l``) used for ``||Re h||^2``.
         ``modes`` overrides ``K`` (e.g. for products of sums). Shape ``(2K+1, 2K+1)``.
         """
-        kk = torch.arange(-(self.modes if modes is None else modes), (self.modes if modes is None else modes) + 1, dtype=RDTYPE)
+        kk = torch.arange(
+            -(self.modes if modes is None else modes),
+            (self.modes if modes is None else modes) + 1,
+            dtype=RDTYPE,
+        )
         diff = kk[:, None] - kk[None, :] if conj else kk[:, None] + kk[None, :]
         return self._integral_of_exponentials(diff)
 
@@ -183,7 +189,11 @@ class FourierAxis:
 
     def basis_matrix(self, s: torch.Tensor, modes: int | None = None) -> torch.Tensor:
         """``E[n, k] = e^{i omega k (s_n - a)}``, shape ``(N, 2K+1)``."""
-        kk = torch.arange(-(self.modes if modes is None else modes), (self.modes if modes is None else modes) + 1, dtype=RDTYPE)
+        kk = torch.arange(
+            -(self.modes if modes is None else modes),
+            (self.modes if modes is None else modes) + 1,
+            dtype=RDTYPE,
+        )
         s = torch.as_tensor(s, dtype=RDTYPE).reshape(-1, 1)
         return torch.exp(1j * self.omega * (s - self.a) * kk[None, :])
 
@@ -222,10 +232,14 @@ class FourierAxis:
         weights = (phase @ moments).real / n
         return nodes, weights
 
-    def project(self, fn: Callable[[torch.Tensor], torch.Tensor], modes: int | None = None) -> torch.Tensor:
+    def project(
+        self, fn: Callable[[torch.Tensor], torch.Tensor], modes: int | None = None
+    ) -> torch.Tensor:
         """Fourier coefficients (``-K..K``) of a periodic function by FFT, shape ``(2K+1,)``."""
         if self.kind != "periodic":
-            raise ValueError(f"axis {self.name!r}: project() needs a periodic axis, not {self.kind!r}")
+            raise ValueError(
+                f"axis {self.name!r}: project() needs a periodic axis, not {self.kind!r}"
+            )
         k = modes or self.modes
         n = 4 * k + 4
         s = self.a + self.length * torch.arange(n, dtype=RDTYPE) / n

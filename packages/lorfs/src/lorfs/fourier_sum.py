@@ -79,7 +79,9 @@ class SeparableSum:
             raise ValueError(f"all factors need the same number of terms, got {sorted(ranks)}")
         for ax, f in zip(self.axes, factors, strict=True):
             if f.dim() != 2 or f.shape[1] % 2 != 1:
-                raise ValueError(f"axis {ax.name!r}: factors must have shape (T, 2K+1), got {tuple(f.shape)}")
+                raise ValueError(
+                    f"axis {ax.name!r}: factors must have shape (T, 2K+1), got {tuple(f.shape)}"
+                )
             if not f.is_complex():
                 raise ValueError(f"axis {ax.name!r}: factors must be complex, got {f.dtype}")
         self.factors = [f.to(CDTYPE) for f in factors]
@@ -99,21 +101,27 @@ class SeparableSum:
 
     def padded(self, modes: Sequence[int]) -> SeparableSum:
         """The same sum with coefficients zero-padded to ``modes`` per axis."""
-        return SeparableSum(self.axes, [_pad(f, m) for f, m in zip(self.factors, modes, strict=True)])
+        return SeparableSum(
+            self.axes, [_pad(f, m) for f, m in zip(self.factors, modes, strict=True)]
+        )
 
     # ------------------------------------------------------------ algebra
     def _check_axes(self, other: SeparableSum) -> None:
         if other.dim != self.dim:
             raise ValueError(f"dimension mismatch: {self.dim} axes vs {other.dim}")
         for a, b in zip(self.axes, other.axes, strict=True):
-            if abs(a.period - b.period) > 1e-12 * a.period or abs(a.a - b.a) > 1e-12 * max(1.0, abs(a.a)):
+            if abs(a.period - b.period) > 1e-12 * a.period or abs(a.a - b.a) > 1e-12 * max(
+                1.0, abs(a.a)
+            ):
                 raise ValueError(f"axis {a.name!r}: sums live on different bases ({a!r} vs {b!r})")
 
     def __add__(self, other: SeparableSum) -> SeparableSum:
         self._check_axes(other)
         modes = [max(p, q) for p, q in zip(self.modes, other.modes, strict=True)]
         a, b = self.padded(modes), other.padded(modes)
-        return SeparableSum(self.axes, [torch.cat([x, y]) for x, y in zip(a.factors, b.factors, strict=True)])
+        return SeparableSum(
+            self.axes, [torch.cat([x, y]) for x, y in zip(a.factors, b.factors, strict=True)]
+        )
 
     def __neg__(self) -> SeparableSum:
         return self.scaled(-1.0)
@@ -129,7 +137,9 @@ class SeparableSum:
         if not isinstance(other, SeparableSum):
             return self.scaled(other)
         self._check_axes(other)
-        return SeparableSum(self.axes, [_convolve(a, b) for a, b in zip(self.factors, other.factors, strict=True)])
+        return SeparableSum(
+            self.axes, [_convolve(a, b) for a, b in zip(self.factors, other.factors, strict=True)]
+        )
 
     __rmul__ = __mul__
 
@@ -172,7 +182,10 @@ class SeparableSum:
         if self.dim > 20:
             raise ValueError(f"grid() is for small dimensions, got D = {self.dim}")
         letters = string.ascii_letters[: self.dim]
-        mats = [ax.evaluate(f, torch.as_tensor(c, dtype=RDTYPE)) for ax, f, c in zip(self.axes, self.factors, coords, strict=True)]
+        mats = [
+            ax.evaluate(f, torch.as_tensor(c, dtype=RDTYPE))
+            for ax, f, c in zip(self.axes, self.factors, coords, strict=True)
+        ]
         spec = ",".join(f"Z{c}" for c in letters) + "->" + letters
         return torch.einsum(spec, *mats).real
 
@@ -237,12 +250,16 @@ class LowRankFourierSum(nn.Module):
         gen = torch.Generator().manual_seed(seed) if seed is not None else None
         self.params = nn.ParameterList(
             [
-                nn.Parameter(init_scale * torch.randn(self.rank, ax.n_params, 2, dtype=RDTYPE, generator=gen))
+                nn.Parameter(
+                    init_scale * torch.randn(self.rank, ax.n_params, 2, dtype=RDTYPE, generator=gen)
+                )
                 for ax in self.axes
             ]
         )
         for ax in self.axes:
-            self.register_buffer(f"synthesis_{len(self._buffers)}", ax.synthesis(), persistent=False)
+            self.register_buffer(
+                f"synthesis_{len(self._buffers)}", ax.synthesis(), persistent=False
+            )
 
     @property
     def dim(self) -> int:
@@ -290,13 +307,19 @@ class LowRankFourierSum(nn.Module):
         norms = torch.stack([f.abs().pow(2).sum(1).sqrt() for f in free])  # (D, R)
         norms = norms.clamp_min(1e-300)
         geo = norms.log().mean(0).exp()  # (R,)
-        geo = torch.where((norms > 1e-300).all(0), geo, torch.zeros_like(geo))  # a zero term stays zero
+        geo = torch.where(
+            (norms > 1e-300).all(0), geo, torch.zeros_like(geo)
+        )  # a zero term stays zero
         for j in range(self.dim):
             scale = torch.where(geo > 0, geo / norms[j], torch.ones_like(geo))
-            if j > 0:  # make the largest coefficient of axes 1.. real positive, push phase to axis 0
+            if (
+                j > 0
+            ):  # make the largest coefficient of axes 1.. real positive, push phase to axis 0
                 idx = free[j].abs().argmax(1)
                 phase = free[j][torch.arange(self.rank), idx]
-                phase = torch.where(phase.abs() > 0, phase / phase.abs().clamp_min(1e-300), torch.ones_like(phase))
+                phase = torch.where(
+                    phase.abs() > 0, phase / phase.abs().clamp_min(1e-300), torch.ones_like(phase)
+                )
                 free[j] = free[j] / phase[:, None]
                 free[0] = free[0] * phase[:, None]
             free[j] = free[j] * scale[:, None]
@@ -323,7 +346,9 @@ class LowRankFourierSum(nn.Module):
                 init = torch.zeros(rank, self.axes[j].n_params, dtype=CDTYPE)
                 init[: src.shape[0]] = src
                 if rank > self.rank:
-                    init[self.rank :] = 1e-3 * torch.randn(rank - self.rank, self.axes[j].n_params, dtype=CDTYPE)
+                    init[self.rank :] = 1e-3 * torch.randn(
+                        rank - self.rank, self.axes[j].n_params, dtype=CDTYPE
+                    )
                 out.set_free_parameters_(j, init)
         fit_sum(out, SeparableSum(self.axes, [f.detach() for f in target.factors]), sweeps=sweeps)
         return out

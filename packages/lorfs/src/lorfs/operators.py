@@ -45,7 +45,9 @@ class SeparableOperator:
     [[-1.0, -0.0, -1.0], [-1.0, -0.0, -1.0]]
     """
 
-    def __init__(self, constant: complex = 0.0, derivatives: dict[int, dict[int, complex]] | None = None) -> None:
+    def __init__(
+        self, constant: complex = 0.0, derivatives: dict[int, dict[int, complex]] | None = None
+    ) -> None:
         self.constant = complex(constant) if isinstance(constant, complex) else float(constant)
         self.derivatives: dict[int, dict[int, complex]] = {}
         for j, orders in (derivatives or {}).items():
@@ -89,7 +91,9 @@ class SeparableOperator:
     def check_dim(self, dim: int) -> None:
         """Raise if the operator acts on an axis the problem does not have."""
         if self.max_axis >= dim:
-            raise ValueError(f"dimension mismatch: operator acts on axis {self.max_axis} but there are {dim} axes")
+            raise ValueError(
+                f"dimension mismatch: operator acts on axis {self.max_axis} but there are {dim} axes"
+            )
 
     def is_identity_free(self) -> bool:
         return self.constant == 0
@@ -103,11 +107,16 @@ class SeparableOperator:
             out = out + c * (1j * axis.omega * kk) ** m
         return out
 
-    def multipliers(self, axes: Sequence[FourierAxis], modes: Sequence[int] | None = None) -> list[torch.Tensor]:
+    def multipliers(
+        self, axes: Sequence[FourierAxis], modes: Sequence[int] | None = None
+    ) -> list[torch.Tensor]:
         """Per-axis multipliers ``mu_j`` (each ``(2K_j+1,)``)."""
         self.check_dim(len(axes))
         modes = modes or [ax.modes for ax in axes]
-        return [self.axis_multiplier(ax, j, m) for j, (ax, m) in enumerate(zip(axes, modes, strict=True))]
+        return [
+            self.axis_multiplier(ax, j, m)
+            for j, (ax, m) in enumerate(zip(axes, modes, strict=True))
+        ]
 
     def scale(self, axes: Sequence[FourierAxis]) -> float:
         """Operator magnitude ``|c0| + sum_j max_k |mu_j(k)|`` (used for residual scaling)."""

@@ -38,11 +38,23 @@ from .basis import CDTYPE, RDTYPE, FourierAxis
 from .fourier_sum import SeparableSum
 from .operators import Const, D, Identity, Laplacian, SeparableOperator
 from .reference import allen_cahn_flow, logistic_flow, strang_splitting
-from .residual import Piece, inner, piece_norm2, quadrature_point_l2, quadrature_residual_l2, sample_box
+from .residual import (
+    Piece,
+    inner,
+    piece_norm2,
+    quadrature_point_l2,
+    quadrature_residual_l2,
+    sample_box,
+)
 
 BOUNDARIES = ("periodic", "time", "dirichlet", "neumann")
 BASIS_FOR = {"periodic": "periodic", "time": "extension", "dirichlet": "sine", "neumann": "cosine"}
-ALLOWED = {"periodic": {"periodic"}, "time": {"extension"}, "dirichlet": {"sine"}, "neumann": {"cosine"}}
+ALLOWED = {
+    "periodic": {"periodic"},
+    "time": {"extension"},
+    "dirichlet": {"sine"},
+    "neumann": {"cosine"},
+}
 
 
 @dataclass(frozen=True)
@@ -55,7 +67,9 @@ class AxisSpec:
 
     def __post_init__(self) -> None:
         if self.boundary not in BOUNDARIES:
-            raise ValueError(f"axis {self.name!r}: boundary must be one of {BOUNDARIES}, got {self.boundary!r}")
+            raise ValueError(
+                f"axis {self.name!r}: boundary must be one of {BOUNDARIES}, got {self.boundary!r}"
+            )
 
 
 DataBuilder = Callable[[list[FourierAxis]], SeparableSum]
@@ -104,7 +118,9 @@ class Problem:
     specs: list[AxisSpec]
     operator: SeparableOperator
     reaction: dict[int, float] = field(default_factory=dict)
-    source: Callable[[list[FourierAxis]], list[tuple[SeparableSum, SeparableOperator]]] | None = None
+    source: Callable[[list[FourierAxis]], list[tuple[SeparableSum, SeparableOperator]]] | None = (
+        None
+    )
     initial: DataBuilder | None = None
     exact: Callable[[torch.Tensor], torch.Tensor] | None = None
     exact_sum: DataBuilder | None = None
@@ -121,14 +137,20 @@ class Problem:
         self.time_axis = times[0] if times else None
         self.operator.check_dim(self.dim)
         if self.initial is not None and self.time_axis is None:
-            raise ValueError(f"problem {self.name!r}: an initial condition needs an axis with boundary='time'")
+            raise ValueError(
+                f"problem {self.name!r}: an initial condition needs an axis with boundary='time'"
+            )
         for p in self.reaction:
             if not isinstance(p, int) or p < 2 or p > 3:
-                raise ValueError(f"problem {self.name!r}: reaction powers must be 2 or 3, got {p!r}")
+                raise ValueError(
+                    f"problem {self.name!r}: reaction powers must be 2 or 3, got {p!r}"
+                )
         if not self.modes:
             self.modes = [4] * self.dim
         if len(self.modes) != self.dim:
-            raise ValueError(f"problem {self.name!r}: {len(self.modes)} mode counts for {self.dim} axes")
+            raise ValueError(
+                f"problem {self.name!r}: {len(self.modes)} mode counts for {self.dim} axes"
+            )
         if self.null_space and self.source is not None:
             axes = self.make_axes()
             items = self.source(axes)
@@ -151,7 +173,10 @@ class Problem:
         return not self.reaction
 
     def make_axes(
-        self, modes: Sequence[int] | int | None = None, kinds: Sequence[str] | None = None, extension: float = 2.0
+        self,
+        modes: Sequence[int] | int | None = None,
+        kinds: Sequence[str] | None = None,
+        extension: float = 2.0,
     ) -> list[FourierAxis]:
         """LoRFS axes for this problem (default basis per boundary type)."""
         if modes is None:
@@ -159,7 +184,9 @@ class Problem:
         if isinstance(modes, int):
             modes = [modes] * self.dim
         if len(modes) != self.dim:
-            raise ValueError(f"dimension mismatch: {len(modes)} mode counts for a {self.dim}-D problem {self.name!r}")
+            raise ValueError(
+                f"dimension mismatch: {len(modes)} mode counts for a {self.dim}-D problem {self.name!r}"
+            )
         kinds = kinds or [BASIS_FOR[s.boundary] for s in self.specs]
         axes = [
             FourierAxis(s.name, s.domain, int(m), kind=k, extension=extension)
@@ -171,13 +198,22 @@ class Problem:
     def check_axes(self, axes: Sequence[FourierAxis]) -> None:
         """Raise if a model's axes do not fit this problem (dimension, domain, basis vs boundary)."""
         if len(axes) != self.dim:
-            raise ValueError(f"dimension mismatch: the model has {len(axes)} axes, problem {self.name!r} has {self.dim}")
+            raise ValueError(
+                f"dimension mismatch: the model has {len(axes)} axes, problem {self.name!r} has {self.dim}"
+            )
         for s, ax in zip(self.specs, axes, strict=True):
             if abs(ax.a - s.domain[0]) > 1e-12 or abs(ax.b - s.domain[1]) > 1e-12:
-                raise ValueError(f"axis {s.name!r}: model domain ({ax.a:g}, {ax.b:g}) differs from the problem's {s.domain}")
+                raise ValueError(
+                    f"axis {s.name!r}: model domain ({ax.a:g}, {ax.b:g}) differs from the problem's {s.domain}"
+                )
             if ax.kind not in ALLOWED[s.boundary]:
-                what = {"dirichlet": "Dirichlet conditions need the sine basis", "neumann": "Neumann conditions need the cosine basis"}
-                msg = what.get(s.boundary, f"a {s.boundary} axis needs the {BASIS_FOR[s.boundary]} basis")
+                what = {
+                    "dirichlet": "Dirichlet conditions need the sine basis",
+                    "neumann": "Neumann conditions need the cosine basis",
+                }
+                msg = what.get(
+                    s.boundary, f"a {s.boundary} axis needs the {BASIS_FOR[s.boundary]} basis"
+                )
                 raise ValueError(f"axis {s.name!r}: {msg}, got kind={ax.kind!r}")
 
     # ------------------------------------------------------------ LoRFS losses
@@ -185,7 +221,9 @@ class Problem:
         """Residual weight ``1 / |L|^2`` (operator magnitude), so IC and PDE terms are balanced."""
         return 1.0 / max(self.operator.scale(axes), 1e-12) ** 2
 
-    def pieces(self, u: SeparableSum, ic_weight: float = 1.0, scale_residual: bool = True) -> list[Piece]:
+    def pieces(
+        self, u: SeparableSum, ic_weight: float = 1.0, scale_residual: bool = True
+    ) -> list[Piece]:
         """Closed-form loss pieces ``||L u - f||^2 [+ ic ||u(0) - g||^2] [+ |mean u|^2]`` (linear only)."""
         if not self.is_linear:
             raise ValueError(f"problem {self.name!r} is nonlinear: use nonlinear_loss()")
@@ -200,12 +238,21 @@ class Problem:
             g = self.initial(axes)
             meas = ["integral"] * self.dim
             meas[self.time_axis] = ("point", axes[self.time_axis].a)
-            out.append(Piece([(u, Identity()), (g, Identity() * -1.0)], meas, weight=ic_weight, name="initial"))
+            out.append(
+                Piece(
+                    [(u, Identity()), (g, Identity() * -1.0)],
+                    meas,
+                    weight=ic_weight,
+                    name="initial",
+                )
+            )
         if self.null_space:
             out.append(Piece([(u, Identity())], ["moment"] * self.dim, weight=1.0, name="mean"))
         return out
 
-    def nonlinear_loss(self, u: SeparableSum, ic_weight: float = 1.0, scale_residual: bool = True) -> torch.Tensor:
+    def nonlinear_loss(
+        self, u: SeparableSum, ic_weight: float = 1.0, scale_residual: bool = True
+    ) -> torch.Tensor:
         """Exact-quadrature loss of the real field (any problem with ``D <= 3``)."""
         axes = u.axes
         src = None
@@ -217,7 +264,9 @@ class Problem:
         w = self.residual_scale(axes) if scale_residual else 1.0
         total = w * quadrature_residual_l2(u, self.operator, self.reaction, src)
         if self.initial is not None:
-            total = total + ic_weight * quadrature_point_l2(u, self.time_axis, axes[self.time_axis].a, self.initial(axes))
+            total = total + ic_weight * quadrature_point_l2(
+                u, self.time_axis, axes[self.time_axis].a, self.initial(axes)
+            )
         return total
 
     # ------------------------------------------------------------ evaluation
@@ -228,7 +277,9 @@ class Problem:
         from .residual import evaluate_residual
 
         axes = self.make_axes()
-        return evaluate_residual(Piece(self.source(axes), ["integral"] * self.dim), points.to(RDTYPE)).real.to(points.dtype)
+        return evaluate_residual(
+            Piece(self.source(axes), ["integral"] * self.dim), points.to(RDTYPE)
+        ).real.to(points.dtype)
 
     def initial_values(self, points: torch.Tensor) -> torch.Tensor:
         """Real ``g`` at points (time coordinate ignored)."""
@@ -245,7 +296,9 @@ class Problem:
         raise ValueError(f"problem {self.name!r} has no exact or reference solution")
 
 
-def _mean_of_applied(items: list[tuple[SeparableSum, SeparableOperator]], axes: Sequence[FourierAxis]) -> complex:
+def _mean_of_applied(
+    items: list[tuple[SeparableSum, SeparableOperator]], axes: Sequence[FourierAxis]
+) -> complex:
     """``int sum_i L_i s_i`` over the box (closed form)."""
     piece = Piece(items, ["integral"] * len(axes))
     from .residual import assemble
@@ -254,8 +307,14 @@ def _mean_of_applied(items: list[tuple[SeparableSum, SeparableOperator]], axes: 
     total = 0.0
     # int prod_j (alpha or mu) phi = only k = 0 coefficients contribute on periodic axes
     for t in range(terms.alpha.shape[0]):
-        base = [ax._integral_of_exponentials(torch.arange(-k, k + 1, dtype=RDTYPE)) @ c[t] for ax, c, k in zip(axes, terms.coeffs, terms.modes, strict=True)]
-        der = [ax._integral_of_exponentials(torch.arange(-k, k + 1, dtype=RDTYPE)) @ (c[t] * m[t]) for ax, c, m, k in zip(axes, terms.coeffs, terms.mult, terms.modes, strict=True)]
+        base = [
+            ax._integral_of_exponentials(torch.arange(-k, k + 1, dtype=RDTYPE)) @ c[t]
+            for ax, c, k in zip(axes, terms.coeffs, terms.modes, strict=True)
+        ]
+        der = [
+            ax._integral_of_exponentials(torch.arange(-k, k + 1, dtype=RDTYPE)) @ (c[t] * m[t])
+            for ax, c, m, k in zip(axes, terms.coeffs, terms.mult, terms.modes, strict=True)
+        ]
         val = terms.alpha[t] * math.prod(base)
         for j in range(len(axes)):
             val = val + math.prod(der[i] if i == j else base[i] for i in range(len(axes)))
@@ -281,7 +340,9 @@ def const_factor(coef: complex = 1.0, terms: int = 1) -> torch.Tensor:
 def sine_factor(axis: FourierAxis, m: int) -> torch.Tensor:
     """``sin(m pi (s - a) / L)`` on a sine/extension axis with period ``2L``, shape ``(1, 2m+1)``."""
     if abs(axis.period - 2 * axis.length) > 1e-12 * axis.length:
-        raise ValueError(f"axis {axis.name!r}: sine_factor needs period 2 (b - a), got {axis.period:g}")
+        raise ValueError(
+            f"axis {axis.name!r}: sine_factor needs period 2 (b - a), got {axis.period:g}"
+        )
     c = torch.zeros(1, 2 * m + 1, dtype=CDTYPE)
     c[0, 2 * m] = 1 / 2j
     c[0, 0] = -1 / 2j
@@ -305,10 +366,18 @@ def convection(beta: float = 30.0, t_end: float = 1.0) -> Problem:
     def exact(p):
         return torch.sin(p[:, 1] - beta * p[:, 0])
 
-    k_t = max(24, int(math.ceil(beta * 2 * t_end / (2 * math.pi))) + 32)  # Fourier extension, period 2T
+    k_t = max(
+        24, int(math.ceil(beta * 2 * t_end / (2 * math.pi))) + 32
+    )  # Fourier extension, period 2T
     return Problem(
-        f"convection(beta={beta:g})", specs, D(0) + D(1, 1, beta), initial=initial, exact=exact,
-        modes=[k_t, 4], rank=2, description="1-D convection, the classic PINN failure mode",
+        f"convection(beta={beta:g})",
+        specs,
+        D(0) + D(1, 1, beta),
+        initial=initial,
+        exact=exact,
+        modes=[k_t, 4],
+        rank=2,
+        description="1-D convection, the classic PINN failure mode",
     )
 
 
@@ -331,8 +400,15 @@ def reaction(rho: float = 5.0, t_end: float = 1.0, modes_x: int = 24) -> Problem
         return h * e / (h * e + 1 - h)
 
     return Problem(
-        f"reaction(rho={rho:g})", specs, D(0) + Const(-rho), reaction={2: rho}, initial=initial, exact=exact,
-        modes=[16, modes_x], rank=4, description="logistic reaction, a PINN failure mode",
+        f"reaction(rho={rho:g})",
+        specs,
+        D(0) + Const(-rho),
+        reaction={2: rho},
+        initial=initial,
+        exact=exact,
+        modes=[16, modes_x],
+        rank=4,
+        description="logistic reaction, a PINN failure mode",
     )
 
 
@@ -343,7 +419,9 @@ def _grid_reference(times: np.ndarray, x: np.ndarray, u: np.ndarray, stride_t: i
     return pts, vals
 
 
-def reaction_diffusion(nu: float = 3.0, rho: float = 5.0, t_end: float = 1.0, modes_x: int = 24) -> Problem:
+def reaction_diffusion(
+    nu: float = 3.0, rho: float = 5.0, t_end: float = 1.0, modes_x: int = 24
+) -> Problem:
     """``u_t = nu u_xx + rho u (1 - u)`` on ``[0, 2 pi)``, Gaussian ``u0``; Strang-splitting reference."""
     specs = [AxisSpec("t", (0.0, t_end), "time"), AxisSpec("x", (0.0, TWO_PI), "periodic")]
 
@@ -353,12 +431,27 @@ def reaction_diffusion(nu: float = 3.0, rho: float = 5.0, t_end: float = 1.0, mo
     def ref():
         n = 256
         x = TWO_PI * np.arange(n) / n
-        times, u = strang_splitting(_gaussian(torch.tensor(x)).numpy(), TWO_PI, nu, lambda v, dt: logistic_flow(v, rho, dt), t_end, 2000, 101)
+        times, u = strang_splitting(
+            _gaussian(torch.tensor(x)).numpy(),
+            TWO_PI,
+            nu,
+            lambda v, dt: logistic_flow(v, rho, dt),
+            t_end,
+            2000,
+            101,
+        )
         return _grid_reference(times, x, u, 1, 2)
 
     return Problem(
-        f"reaction_diffusion(nu={nu:g},rho={rho:g})", specs, D(0) + Laplacian([1], -nu) + Const(-rho), reaction={2: rho},
-        initial=initial, reference=ref, modes=[16, modes_x], rank=4, description="reaction-diffusion",
+        f"reaction_diffusion(nu={nu:g},rho={rho:g})",
+        specs,
+        D(0) + Laplacian([1], -nu) + Const(-rho),
+        reaction={2: rho},
+        initial=initial,
+        reference=ref,
+        modes=[16, modes_x],
+        rank=4,
+        description="reaction-diffusion",
     )
 
 
@@ -375,18 +468,36 @@ def allen_cahn(eps: float = 1e-4, a: float = 5.0, t_end: float = 1.0, modes_x: i
     def ref():
         n = 512
         x = -1 + 2 * np.arange(n) / n
-        times, u = strang_splitting(u0(torch.tensor(x)).numpy(), 2.0, eps, lambda v, dt: allen_cahn_flow(v, a, dt), t_end, 4000, 101)
+        times, u = strang_splitting(
+            u0(torch.tensor(x)).numpy(),
+            2.0,
+            eps,
+            lambda v, dt: allen_cahn_flow(v, a, dt),
+            t_end,
+            4000,
+            101,
+        )
         return _grid_reference(times, x, u, 1, 2)
 
     return Problem(
-        f"allen_cahn(eps={eps:g})", specs, D(0) + Laplacian([1], -eps) + Const(-a), reaction={3: a},
-        initial=initial, reference=ref, modes=[16, modes_x], rank=6, description="Allen-Cahn",
+        f"allen_cahn(eps={eps:g})",
+        specs,
+        D(0) + Laplacian([1], -eps) + Const(-a),
+        reaction={3: a},
+        initial=initial,
+        reference=ref,
+        modes=[16, modes_x],
+        rank=6,
+        description="Allen-Cahn",
     )
 
 
 def _waves(axes, k1: Sequence[int], k2: Sequence[int]) -> SeparableSum:
     """``sin(k1 . x) + cos(k2 . x)`` as a rank-2 complex sum."""
-    f1 = [exp_factor(ax, k, -1j if j == 0 else 1.0) for j, (ax, k) in enumerate(zip(axes, k1, strict=True))]
+    f1 = [
+        exp_factor(ax, k, -1j if j == 0 else 1.0)
+        for j, (ax, k) in enumerate(zip(axes, k1, strict=True))
+    ]
     f2 = [exp_factor(ax, k) for ax, k in zip(axes, k2, strict=True)]
     kmax = [max(abs(a), abs(b)) for a, b in zip(k1, k2, strict=True)]
     return SeparableSum(axes, f1).padded(kmax) + SeparableSum(axes, f2).padded(kmax)
@@ -410,7 +521,12 @@ def torus_poisson(d: int = 10, source_mean: float = 0.0) -> Problem:
     def source(axes):
         items = [(exact_sum(axes), Laplacian(range(d), -1.0))]
         if source_mean:
-            items.append((SeparableSum(axes, [const_factor(source_mean)] + [const_factor()] * (d - 1)), Identity()))
+            items.append(
+                (
+                    SeparableSum(axes, [const_factor(source_mean)] + [const_factor()] * (d - 1)),
+                    Identity(),
+                )
+            )
         return items
 
     def exact(p):
@@ -418,44 +534,76 @@ def torus_poisson(d: int = 10, source_mean: float = 0.0) -> Problem:
         return torch.sin(p.sum(1)) + torch.cos(p @ k2t)
 
     return Problem(
-        f"torus_poisson(d={d})", specs, Laplacian(range(d), -1.0), source=source, exact=exact, exact_sum=exact_sum,
-        null_space=True, modes=[2] * d, rank=2, description="Poisson on the d-torus",
+        f"torus_poisson(d={d})",
+        specs,
+        Laplacian(range(d), -1.0),
+        source=source,
+        exact=exact,
+        exact_sum=exact_sum,
+        null_space=True,
+        modes=[2] * d,
+        rank=2,
+        description="Poisson on the d-torus",
     )
 
 
 def torus_heat(d: int = 10, t_end: float = 1.0) -> Problem:
     """``u_t = (1/d) Lap u`` on ``[0, 2 pi)^d``, ``u0 = sin(sum x_j)``; exact ``e^{-t} sin(sum x_j)``."""
-    specs = [AxisSpec("t", (0.0, t_end), "time")] + [AxisSpec(f"x{j}", (0.0, TWO_PI), "periodic") for j in range(d)]
+    specs = [AxisSpec("t", (0.0, t_end), "time")] + [
+        AxisSpec(f"x{j}", (0.0, TWO_PI), "periodic") for j in range(d)
+    ]
 
     def initial(axes):
-        return SeparableSum(axes, [const_factor()] + [exp_factor(ax, 1, -1j if j == 0 else 1.0) for j, ax in enumerate(axes[1:])])
+        return SeparableSum(
+            axes,
+            [const_factor()]
+            + [exp_factor(ax, 1, -1j if j == 0 else 1.0) for j, ax in enumerate(axes[1:])],
+        )
 
     def exact(p):
         return torch.exp(-p[:, 0]) * torch.sin(p[:, 1:].sum(1))
 
     return Problem(
-        f"torus_heat(d={d})", specs, D(0) + Laplacian(range(1, d + 1), -1.0 / d), initial=initial, exact=exact,
-        modes=[12] + [1] * d, rank=1, description="heat equation on the d-torus",
+        f"torus_heat(d={d})",
+        specs,
+        D(0) + Laplacian(range(1, d + 1), -1.0 / d),
+        initial=initial,
+        exact=exact,
+        modes=[12] + [1] * d,
+        rank=1,
+        description="heat equation on the d-torus",
     )
 
 
 def convection_nd(d: int = 10, beta: float = 30.0, t_end: float = 1.0) -> Problem:
     """``u_t + (beta/d) sum_j u_{x_j} = 0``, ``u0 = sin(sum x_j) = Im prod_j e^{i x_j}``; exact ``sin(sum x_j - beta t)``."""
-    specs = [AxisSpec("t", (0.0, t_end), "time")] + [AxisSpec(f"x{j}", (0.0, TWO_PI), "periodic") for j in range(d)]
+    specs = [AxisSpec("t", (0.0, t_end), "time")] + [
+        AxisSpec(f"x{j}", (0.0, TWO_PI), "periodic") for j in range(d)
+    ]
     op = D(0)
     for j in range(1, d + 1):
         op = op + D(j, 1, beta / d)
 
     def initial(axes):
-        return SeparableSum(axes, [const_factor()] + [exp_factor(ax, 1, -1j if j == 0 else 1.0) for j, ax in enumerate(axes[1:])])
+        return SeparableSum(
+            axes,
+            [const_factor()]
+            + [exp_factor(ax, 1, -1j if j == 0 else 1.0) for j, ax in enumerate(axes[1:])],
+        )
 
     def exact(p):
         return torch.sin(p[:, 1:].sum(1) - beta * p[:, 0])
 
     k_t = max(24, int(math.ceil(beta * 2 * t_end / (2 * math.pi))) + 32)
     return Problem(
-        f"convection_nd(d={d},beta={beta:g})", specs, op, initial=initial, exact=exact,
-        modes=[k_t] + [1] * d, rank=1, description="high-dimensional convection",
+        f"convection_nd(d={d},beta={beta:g})",
+        specs,
+        op,
+        initial=initial,
+        exact=exact,
+        modes=[k_t] + [1] * d,
+        rank=1,
+        description="high-dimensional convection",
     )
 
 
@@ -473,8 +621,15 @@ def dirichlet_poisson(d: int = 3) -> Problem:
         return torch.sin(math.pi * p).prod(1)
 
     return Problem(
-        f"dirichlet_poisson(d={d})", specs, Laplacian(range(d), -1.0), source=source, exact=exact,
-        exact_sum=exact_sum, modes=[2] * d, rank=1, description="Poisson with Dirichlet conditions on the unit cube",
+        f"dirichlet_poisson(d={d})",
+        specs,
+        Laplacian(range(d), -1.0),
+        source=source,
+        exact=exact,
+        exact_sum=exact_sum,
+        modes=[2] * d,
+        rank=1,
+        description="Poisson with Dirichlet conditions on the unit cube",
     )
 
 
@@ -500,7 +655,12 @@ def get_problem(name: str, **kwargs) -> Problem:
         raise ValueError(f"problem {name!r}: bad parameters {kwargs}: {exc}") from exc
 
 
-def relative_error_on(problem: Problem, predict: Callable[[torch.Tensor], torch.Tensor], n: int = 10_000, seed: int = 0) -> float:
+def relative_error_on(
+    problem: Problem,
+    predict: Callable[[torch.Tensor], torch.Tensor],
+    n: int = 10_000,
+    seed: int = 0,
+) -> float:
     """Relative L2 error of ``predict`` against the problem's exact/reference values on its test set."""
     pts, ref = problem.test_set(n, seed)
     with torch.no_grad():

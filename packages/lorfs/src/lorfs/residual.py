@@ -60,7 +60,9 @@ class Piece:
     def __post_init__(self) -> None:
         dims = {s.dim for s, _ in self.items}
         if len(dims) != 1 or dims != {len(self.measures)}:
-            raise ValueError(f"dimension mismatch in loss piece {self.name!r}: sums {sorted(dims)}, measures {len(self.measures)}")
+            raise ValueError(
+                f"dimension mismatch in loss piece {self.name!r}: sums {sorted(dims)}, measures {len(self.measures)}"
+            )
         for _, op in self.items:
             op.check_dim(len(self.measures))
 
@@ -83,7 +85,9 @@ class Terms:
     alpha: torch.Tensor  # (T,)
     mult: list[torch.Tensor]  # per axis (T, n_j)
     modes: list[int]
-    owner: torch.Tensor = field(default_factory=lambda: torch.zeros(0, dtype=torch.long))  # (T,) item index
+    owner: torch.Tensor = field(
+        default_factory=lambda: torch.zeros(0, dtype=torch.long)
+    )  # (T,) item index
 
 
 def common_modes(piece: Piece) -> list[int]:
@@ -123,7 +127,10 @@ def axis_gram(axis: FourierAxis, measure: Measure, modes: int, conj: bool = True
             return g
         return axis.gram(conj=conj, modes=modes) / axis.length
     if measure == "moment":
-        m = axis._integral_of_exponentials(torch.arange(-modes, modes + 1, dtype=RDTYPE)) / axis.length
+        m = (
+            axis._integral_of_exponentials(torch.arange(-modes, modes + 1, dtype=RDTYPE))
+            / axis.length
+        )
         return m[:, None] * (m.conj() if conj else m)[None, :]
     if isinstance(measure, tuple) and measure[0] == "point":
         e = axis.basis_matrix(torch.tensor([float(measure[1])]), modes)[0]
@@ -140,13 +147,18 @@ def _bil(a: torch.Tensor, g: torch.Tensor, b: torch.Tensor, conj: bool) -> torch
 
 
 def axis_polynomial(
-    left: tuple[torch.Tensor, torch.Tensor], right: tuple[torch.Tensor, torch.Tensor], g: torch.Tensor, conj: bool = True
+    left: tuple[torch.Tensor, torch.Tensor],
+    right: tuple[torch.Tensor, torch.Tensor],
+    g: torch.Tensor,
+    conj: bool = True,
 ) -> torch.Tensor:
     """``(g00, g10, g01, g11)`` of one axis, shape ``(4, T, S)``: ``a``/``b`` marks ``L_j`` applied left/right."""
     c, mu = left
     d, nu = right
     cl, cr = c * mu, d * nu
-    return torch.stack([_bil(c, g, d, conj), _bil(cl, g, d, conj), _bil(c, g, cr, conj), _bil(cl, g, cr, conj)])
+    return torch.stack(
+        [_bil(c, g, d, conj), _bil(cl, g, d, conj), _bil(c, g, cr, conj), _bil(cl, g, cr, conj)]
+    )
 
 
 def poly_mul(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
@@ -170,7 +182,9 @@ def pair_states(terms: Terms, grams: Sequence[torch.Tensor], conj: bool = True) 
     return state
 
 
-def combine(states: torch.Tensor, alpha_l: torch.Tensor, alpha_r: torch.Tensor, conj: bool = True) -> torch.Tensor:
+def combine(
+    states: torch.Tensor, alpha_l: torch.Tensor, alpha_r: torch.Tensor, conj: bool = True
+) -> torch.Tensor:
     """``sum_{ts} (a_t conj(a_s) S0 + conj(a_s) S1 + a_t S2 + S3)``."""
     ar = alpha_r.conj() if conj else alpha_r
     al = alpha_l
@@ -183,15 +197,25 @@ def combine(states: torch.Tensor, alpha_l: torch.Tensor, alpha_r: torch.Tensor, 
 
 
 def piece_grams(piece: Piece, modes: Sequence[int], conj: bool = True) -> list[torch.Tensor]:
-    return [axis_gram(ax, m, k, conj) for ax, m, k in zip(piece.axes, piece.measures, modes, strict=True)]
+    return [
+        axis_gram(ax, m, k, conj)
+        for ax, m, k in zip(piece.axes, piece.measures, modes, strict=True)
+    ]
 
 
 def piece_norm2(piece: Piece, real: bool = False) -> torch.Tensor:
     """Closed-form ``weight * ||h||^2`` of a piece (``real=True``: ``||Re h||^2``), a real scalar."""
     terms = assemble(piece)
-    herm = combine(pair_states(terms, piece_grams(piece, terms.modes)), terms.alpha, terms.alpha).real
+    herm = combine(
+        pair_states(terms, piece_grams(piece, terms.modes)), terms.alpha, terms.alpha
+    ).real
     if real:
-        bil = combine(pair_states(terms, piece_grams(piece, terms.modes, conj=False), conj=False), terms.alpha, terms.alpha, conj=False)
+        bil = combine(
+            pair_states(terms, piece_grams(piece, terms.modes, conj=False), conj=False),
+            terms.alpha,
+            terms.alpha,
+            conj=False,
+        )
         herm = 0.5 * herm + 0.5 * bil.real
     return piece.weight * herm
 
@@ -238,7 +262,9 @@ def expand_terms(piece: Piece) -> SeparableSum:
     d = len(axes)
     blocks = [[c * terms.alpha[:, None] if j == 0 else c for j, c in enumerate(terms.coeffs)]]
     for j in range(d):
-        blocks.append([terms.coeffs[i] * terms.mult[i] if i == j else terms.coeffs[i] for i in range(d)])
+        blocks.append(
+            [terms.coeffs[i] * terms.mult[i] if i == j else terms.coeffs[i] for i in range(d)]
+        )
     return SeparableSum(axes, [torch.cat([blk[j] for blk in blocks]) for j in range(d)])
 
 
@@ -266,7 +292,11 @@ def ritz_energy(u: SeparableSum, reaction: float, source: SeparableSum) -> torch
     for j, (ax, c) in enumerate(zip(u.axes, u.factors, strict=True)):
         k = u.modes[j]
         g = axis_gram(ax, "integral", k)
-        mu = ax.multiplier(1) if k == ax.modes else (1j * ax.omega * torch.arange(-k, k + 1, dtype=RDTYPE))
+        mu = (
+            ax.multiplier(1)
+            if k == ax.modes
+            else (1j * ax.omega * torch.arange(-k, k + 1, dtype=RDTYPE))
+        )
         g00 = _bil(c, g, c, True)
         g11 = _bil(c * mu, g, c * mu, True)
         if s0 is None:
@@ -293,14 +323,18 @@ def evaluate_residual(piece: Piece, points: torch.Tensor) -> torch.Tensor:
     return (terms.alpha[:, None] * p0 + p1).sum(0)
 
 
-def sample_box(axes: Sequence[FourierAxis], n: int, generator: torch.Generator | None = None) -> torch.Tensor:
+def sample_box(
+    axes: Sequence[FourierAxis], n: int, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """``n`` uniform points in the box, ``(n, D)``."""
     lo = torch.tensor([ax.a for ax in axes], dtype=RDTYPE)
     hi = torch.tensor([ax.b for ax in axes], dtype=RDTYPE)
     return lo + (hi - lo) * torch.rand(n, len(axes), dtype=RDTYPE, generator=generator)
 
 
-def mc_norm2(piece: Piece, n: int, generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def mc_norm2(
+    piece: Piece, n: int, generator: torch.Generator | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Monte-Carlo estimate of ``weight * ||h||^2`` with ``n`` uniform collocation points.
 
     Returns ``(estimate, standard_error)``. Only for pieces integrating over every axis.
@@ -321,16 +355,26 @@ def _grid_apply(mats: list[torch.Tensor]) -> torch.Tensor:
     return torch.einsum(spec, *mats)
 
 
-def quadrature_rule(axes: Sequence[FourierAxis], degrees: Sequence[int]) -> tuple[list[torch.Tensor], torch.Tensor]:
+def quadrature_rule(
+    axes: Sequence[FourierAxis], degrees: Sequence[int]
+) -> tuple[list[torch.Tensor], torch.Tensor]:
     """Per-axis exact nodes and the tensor weight array ``(N_1, ..., N_D)`` (normalised measure)."""
-    nodes, weights = zip(*(ax.exact_quadrature(q) for ax, q in zip(axes, degrees, strict=True)), strict=True)
-    w = _grid_apply([(wj / ax.length)[None, :].to(CDTYPE) for wj, ax in zip(weights, axes, strict=True)]).real
+    nodes, weights = zip(
+        *(ax.exact_quadrature(q) for ax, q in zip(axes, degrees, strict=True)), strict=True
+    )
+    w = _grid_apply(
+        [(wj / ax.length)[None, :].to(CDTYPE) for wj, ax in zip(weights, axes, strict=True)]
+    ).real
     return list(nodes), w
 
 
-def grid_values(u: SeparableSum, nodes: Sequence[torch.Tensor], op: SeparableOperator | None = None) -> torch.Tensor:
+def grid_values(
+    u: SeparableSum, nodes: Sequence[torch.Tensor], op: SeparableOperator | None = None
+) -> torch.Tensor:
     """Real values of ``Re(L u)`` (``L = I`` if ``op`` is None) on the tensor grid of ``nodes``."""
-    base = [ax.evaluate(f, s) for ax, f, s in zip(u.axes, u.factors, nodes, strict=True)]  # (T, N_j)
+    base = [
+        ax.evaluate(f, s) for ax, f, s in zip(u.axes, u.factors, nodes, strict=True)
+    ]  # (T, N_j)
     if op is None:
         return _grid_apply(base).real
     out = op.constant * _grid_apply(base) if op.constant != 0 else None
@@ -359,7 +403,9 @@ def quadrature_residual_l2(
     """
     reaction = reaction or {}
     if u.dim > 3:
-        raise ValueError(f"quadrature_residual_l2 is meant for D <= 3 (tensor grid), got D = {u.dim}")
+        raise ValueError(
+            f"quadrature_residual_l2 is meant for D <= 3 (tensor grid), got D = {u.dim}"
+        )
     pmax = max([1, *reaction])
     if degrees is None:
         fm = source.modes if source is not None else [0] * u.dim
@@ -374,7 +420,13 @@ def quadrature_residual_l2(
     return (w * res**2).sum()
 
 
-def quadrature_point_l2(u: SeparableSum, axis: int, s0: float, target: SeparableSum, degrees: Sequence[int] | None = None) -> torch.Tensor:
+def quadrature_point_l2(
+    u: SeparableSum,
+    axis: int,
+    s0: float,
+    target: SeparableSum,
+    degrees: Sequence[int] | None = None,
+) -> torch.Tensor:
     """``int (Re u(.., s0, ..) - Re g)^2`` over the other axes by exact quadrature (initial conditions)."""
     others = [j for j in range(u.dim) if j != axis]
     if degrees is None:
@@ -384,6 +436,8 @@ def quadrature_point_l2(u: SeparableSum, axis: int, s0: float, target: Separable
     it = iter(rule)
     for j in range(u.dim):
         nodes.append(torch.tensor([float(s0)], dtype=RDTYPE) if j == axis else next(it)[0])
-    w = _grid_apply([(r[1] / u.axes[j].length)[None, :].to(CDTYPE) for r, j in zip(rule, others, strict=True)]).real
+    w = _grid_apply(
+        [(r[1] / u.axes[j].length)[None, :].to(CDTYPE) for r, j in zip(rule, others, strict=True)]
+    ).real
     diff = (grid_values(u, nodes) - grid_values(target, nodes)).squeeze(axis)
     return (w * diff**2).sum()
