@@ -86,7 +86,9 @@ def main(argv: list[str]) -> int:
     total_failed = sum(r[2] for r in rows)
     total_skipped = sum(r[3] for r in rows)
     total_seconds = sum(r[4] for r in rows)
-    print(f"{'total'.ljust(width)}{total_passed:>8}{total_failed:>8}{total_skipped:>9}{total_seconds:>9.1f}")
+    print(
+        f"{'total'.ljust(width)}{total_passed:>8}{total_failed:>8}{total_skipped:>9}{total_seconds:>9.1f}"
+    )
     print(f"{total_passed} passed, {total_failed} failed, {total_skipped} skipped")
     return 1 if total_failed else 0
 
