@@ -55,6 +55,7 @@ SETTINGS = {
             "phishing",
             "bananas",
             "image_segments",
+            "shuttle",
             "digits",
         ],  # fmt: skip
         "forest_streams": ["sea", "agrawal"],
@@ -101,7 +102,7 @@ def _prequential_table(cfg, seed, curves):
         table.add_row(stream=s.name, method=method, instances=len(s), accuracy=r.accuracy,
                       kappa=r.kappa, nodes=r.n_nodes, depth=r.depth, first_split=r.first_split,
                       inst_per_s=r.inst_per_s, peak_mb=r.peak_mb)  # fmt: skip
-        if n == cfg["n"]:
+        if n == cfg["n"] and len(s) >= 10_000:  # plots: the long streams only
             curves.setdefault(s.name, {"drifts": s.drifts})[method] = r
     return table
 
@@ -194,8 +195,12 @@ def _plots(report, curves):
     import matplotlib.pyplot as plt
 
     names = list(curves)
-    fig, axes = plt.subplots(2, len(names), figsize=(5.5 * len(names), 7), squeeze=False)
+    ncols = min(len(names), 4)
+    nrows = -(-len(names) // ncols)
+    fig, grid = plt.subplots(2 * nrows, ncols, figsize=(5.5 * ncols, 7 * nrows), squeeze=False)
     for c, name in enumerate(names):
+        axes = grid[2 * (c // ncols) : 2 * (c // ncols) + 2, :]
+        c = c % ncols
         info = curves[name]
         for method, r in info.items():
             if method == "drifts":
@@ -211,7 +216,10 @@ def _plots(report, curves):
         axes[1, c].set_xlabel("instances")
         axes[1, c].set_ylabel("nodes")
         axes[0, c].set_ylabel("accuracy")
-    axes[0, 0].legend(fontsize=8)
+    for k in range(len(names), nrows * ncols):  # empty panels of the last row
+        grid[2 * (k // ncols), k % ncols].set_visible(False)
+        grid[2 * (k // ncols) + 1, k % ncols].set_visible(False)
+    grid[0, 0].legend(fontsize=8)
     fig.tight_layout()
     report.save_figure(fig, "prequential.png")
 

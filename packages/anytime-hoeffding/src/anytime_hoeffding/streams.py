@@ -10,9 +10,9 @@ STAGGER) as shipped by ``river.datasets.synth``, plus:
 - planted signals: a single threshold (:func:`planted_threshold`), a weak signal of size
   ``eps`` (:func:`weak_signal`), a depth-2 tree (:func:`planted_tree`);
 - a fast numpy SEA with abrupt drifts and irrelevant features (:func:`sea`);
-- real data shipped in wheels: river's Phishing, Bananas, ImageSegments, scikit-learn's
-  digits (shuffled with the seed); Elec2 on the real-data path (downloads, clear offline
-  error).
+- real data shipped in wheels: river's Phishing, Bananas, ImageSegments, Shuttle,
+  scikit-learn's digits (shuffled with the seed); Elec2 and Covtype on the real-data path
+  (they download; clear error offline).
 
 Every generator returns a :class:`Stream` with ``X (n, d)`` float64, ``y (n,)`` int64.
 """
@@ -186,6 +186,13 @@ def _river_synth(kind: str, n: int, seed: int) -> Stream:
                                   n_features=10, n_centroids=50, change_speed=0.001,
                                   n_drift_centroids=50)  # fmt: skip
         return from_river(ds, n, "rbf_drift")
+    if kind == "rbf":
+        ds = synth.RandomRBF(seed_model=seed, seed_sample=seed + 1, n_classes=3,
+                             n_features=10, n_centroids=50)  # fmt: skip
+        return from_river(ds, n, "rbf")
+    if kind == "led":
+        ds = synth.LED(seed=seed, noise_percentage=0.1, irrelevant_features=True)
+        return from_river(ds, n, "led")
     if kind == "led_drift":
         ds = synth.LEDDrift(seed=seed, noise_percentage=0.1, irrelevant_features=True,
                             n_drift_features=7)  # fmt: skip
@@ -216,7 +223,7 @@ def _bundled(kind: str, n: int, seed: int) -> Stream:
     from river import datasets
 
     cls = {"phishing": datasets.Phishing, "bananas": datasets.Bananas,
-           "image_segments": datasets.ImageSegments}[kind]  # fmt: skip
+           "image_segments": datasets.ImageSegments, "shuttle": datasets.Shuttle}[kind]  # fmt: skip
     return from_river(cls(), n, kind)
 
 
@@ -234,6 +241,24 @@ def elec2(n: int = 45_312, seed: int = 0) -> Stream:
         ) from exc
 
 
+def covtype(n: int = 581_012, seed: int = 0) -> Stream:
+    """Forest covertype (581,012 x 54, 7 classes) through scikit-learn, in its file order.
+
+    Downloads on first use (real-data path); a clear error when it is not cached and offline.
+    """
+    from sklearn.datasets import fetch_covtype
+
+    try:
+        X, y = fetch_covtype(return_X_y=True, download_if_missing=True)
+    except OSError as exc:  # urllib errors are OSErrors
+        raise OSError(
+            f"covtype is not cached and could not be downloaded ({exc}); it needs internet. "
+            "Offline alternatives: the 'shuttle', 'phishing', 'bananas', 'image_segments' or "
+            "'digits' streams."
+        ) from exc
+    return Stream("covtype", X[:n].astype(np.float64), (y[:n] - 1).astype(np.int64), 7)
+
+
 STREAMS: dict[str, Callable[[int, int], Stream]] = {
     "noise": lambda n, seed: noise(n, seed=seed),
     "drifting_prior": lambda n, seed: drifting_prior(n, seed=seed),
@@ -242,10 +267,12 @@ STREAMS: dict[str, Callable[[int, int], Stream]] = {
     "weak_signal": lambda n, seed: weak_signal(n, seed=seed),
     "sea": lambda n, seed: sea(n, seed=seed),
     **{k: (lambda kind: lambda n, seed: _river_synth(kind, n, seed))(k)
-       for k in ("agrawal", "hyperplane", "rbf_drift", "led_drift", "stagger", "river_sea")},
+       for k in ("agrawal", "hyperplane", "rbf", "rbf_drift", "led", "led_drift", "stagger",
+                 "river_sea")},
     **{k: (lambda kind: lambda n, seed: _bundled(kind, n, seed))(k)
-       for k in ("phishing", "bananas", "image_segments", "digits")},
+       for k in ("phishing", "bananas", "image_segments", "shuttle", "digits")},
     "elec2": lambda n, seed: elec2(n, seed=seed),
+    "covtype": lambda n, seed: covtype(n, seed=seed),
 }  # fmt: skip
 
 
