@@ -8,6 +8,9 @@ unseen interventions from identified parameters.
 2. :func:`gaussian_w2` - 2-Wasserstein distance between Gaussians,
    ``||m1 - m2||^2 + tr(S1 + S2 - 2 (S2^1/2 S1 S2^1/2)^1/2)`` (Dowson and Landau, 1982).
 3. :func:`gaussian_kl` - ``KL(N(m1, S1) || N(m2, S2))``.
+4. :func:`calibrate_strength` - the unknown strength of an unseen intervention,
+   fitted to the observed mean and variance of its target alone (the other
+   variables are then predicted, the Perturb-seq protocol).
 
 Strengths of the unseen intervention are in the units of the parameters, i.e.
 of the convention ``tr D = p`` used by the estimators.
@@ -20,10 +23,10 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.linalg
 
-from ou_ident.interventions import Environment, Intervention
+from ou_ident.interventions import Environment, Intervention, make_intervention
 from ou_ident.ou_process import OUParams
 
-__all__ = ["gaussian_kl", "gaussian_w2", "predict_intervention"]
+__all__ = ["calibrate_strength", "gaussian_kl", "gaussian_w2", "predict_intervention"]
 
 
 def predict_intervention(
@@ -94,3 +97,62 @@ def gaussian_kl(m1, S1, m2, S2) -> float:
     if sign <= 0:
         raise ValueError("S1 must be positive definite for the KL divergence")
     return float(max(0.5 * (tr + maha - p + logdet2 - logdet1), 0.0))
+
+
+def _strength_bounds(family: str, params: OUParams, target: int) -> tuple[float, float]:
+    akk = abs(float(params.A[target, target]))
+    scale = float(np.max(np.abs(params.stationary_mean()))) + 1.0
+    return {
+        "shift": (-50.0 * scale * max(akk, 1.0), 50.0 * scale * max(akk, 1.0)),
+        "noise": (1e-3, 100.0),
+        "degradation": (1e-6 * max(akk, 1e-3), 50.0 * max(akk, 1e-3)),
+        "knockdown": (0.0, 1.0 - 1e-9),
+        "hard": (-50.0 * scale, 50.0 * scale),
+    }[family]
+
+
+def calibrate_strength(
+    params: OUParams, family: str, target: int, observed_mean: float, observed_var: float
+) -> Intervention:
+    """The intervention of ``family`` on ``target`` whose predicted target moments fit best.
+
+    Minimises ``(mu_k(s) - observed_mean)^2 + (Sigma_kk(s) - observed_var)^2`` over the
+    family's domain (grid, then bounded Brent). Only the target's own moments are used,
+    so the prediction of every other variable is out of sample.
+
+    Examples
+    --------
+    >>> from ou_ident.interventions import Degradation
+    >>> theta = OUParams([[-1.0, 0.0], [1.0, -1.0]], [1.0, 0.0], [1.0, 1.0])
+    >>> m, S = predict_intervention(theta, Degradation(0, 0.8))
+    >>> round(calibrate_strength(theta, "degradation", 0, m[0], S[0, 0]).strength, 6)
+    0.8
+    """
+    import scipy.optimize
+
+    if not 0 <= target < params.p:
+        raise ValueError(f"target {target} out of range for p={params.p} variables")
+    lo, hi = _strength_bounds(family, params, target)
+    make_intervention(family, target)  # validates the family name
+
+    def loss(s: float) -> float:
+        try:
+            m, S = predict_intervention(params, make_intervention(family, target, float(s)))
+        except ValueError:  # outside the domain or not Hurwitz
+            return float("inf")
+        return float((m[target] - observed_mean) ** 2 + (S[target, target] - observed_var) ** 2)
+
+    grid = np.linspace(lo, hi, 201)
+    if family in {"degradation", "noise"}:
+        grid = np.geomspace(lo, hi, 201)
+    vals = np.array([loss(s) for s in grid])
+    i = int(np.argmin(vals))
+    a, b = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    best = float(grid[i])
+    if b > a:
+        res = scipy.optimize.minimize_scalar(
+            loss, bounds=(a, b), method="bounded", options={"xatol": 1e-12}
+        )
+        if res.fun <= vals[i]:
+            best = float(res.x)
+    return make_intervention(family, target, best)

@@ -33,6 +33,7 @@ __all__ = [
     "random_parameters",
     "random_scc_graph",
     "random_strength",
+    "wishart_moments",
 ]
 
 
@@ -106,6 +107,33 @@ def random_parameters(mask, seed: int | np.random.Generator | None = 0) -> OUPar
     return OUParams(A, b, d).normalized()
 
 
+def wishart_moments(
+    environment: Environment, params: OUParams, n: int, rng: np.random.Generator
+) -> EnvironmentMoments:
+    """Sample moments of ``n`` exact stationary draws, sampled from their exact law.
+
+    Examples
+    --------
+    >>> theta = OUParams([[-1.0]], [1.0], [2.0])
+    >>> m = wishart_moments(Environment("obs"), theta, 10**8, np.random.default_rng(0))
+    >>> bool(abs(m.cov[0, 0] - 1.0) < 1e-3), m.n
+    (True, 100000000)
+    """
+    import scipy.stats
+
+    p = params.p
+    if n <= p:
+        raise ValueError(f"wishart moments need n > p, got n={n}, p={p}")
+    mu, S = params.stationary_mean(), params.stationary_cov()
+    w, V = np.linalg.eigh(S)
+    root = V * np.sqrt(np.clip(w, 0.0, None))
+    mean = mu + root @ rng.standard_normal(p) / np.sqrt(n)
+    df = n - 1
+    W = scipy.stats.wishart(df=df, scale=np.eye(p)).rvs(random_state=rng).reshape(p, p)
+    cov = root @ (W / df) @ root.T
+    return EnvironmentMoments(environment, mean, 0.5 * (cov + cov.T), n)
+
+
 def random_strength(family: str, params: OUParams, target: int, rng: np.random.Generator) -> float:
     """A strength inside the family's domain, of a size that visibly moves the moments."""
     if family not in FAMILIES:
@@ -160,12 +188,29 @@ class SteadyStateProblem:
         return DriftGraph(self.mask)
 
     def moments(
-        self, n: int | None = None, seed: int | np.random.Generator | None = 0
+        self,
+        n: int | None = None,
+        seed: int | np.random.Generator | None = 0,
+        method: str = "auto",
     ) -> list[EnvironmentMoments]:
-        """Moments per environment: population (``n=None``) or from ``n`` exact samples each."""
+        """Moments per environment: population (``n=None``) or of ``n`` exact samples each.
+
+        ``method="samples"`` draws the ``(n, p)`` snapshot and takes its sample
+        moments; ``method="wishart"`` draws the sufficient statistics directly from
+        their exact law (mean ``~ N(mu, Sigma / n)``, ``(n - 1) S ~ Wishart(Sigma, n - 1)``),
+        which costs ``O(p^3)`` for any ``n``. ``"auto"`` uses samples up to
+        ``n p = 2e6`` values per environment.
+        """
         if n is None:
             return [EnvironmentMoments.population(e, self.params) for e in self.environments]
+        if method not in {"auto", "samples", "wishart"}:
+            raise ValueError(f"method must be 'auto', 'samples' or 'wishart', got {method!r}")
         rng = np.random.default_rng(seed)
+        p = self.params.p
+        if method == "auto":
+            method = "samples" if n * p <= 2_000_000 else "wishart"
+        if method == "wishart":
+            return [wishart_moments(e, e.apply(self.params), n, rng) for e in self.environments]
         return [
             EnvironmentMoments.from_samples(e, e.apply(self.params).sample(n, rng))
             for e in self.environments
