@@ -23,7 +23,7 @@ AGENT_NAMES = (
     "random",
 )
 ENV_NAMES = ("garnet", "corridor", "chain", "frozenlake", "cliffwalking")
-DEFAULT_H = {"garnet": 8, "corridor": 8, "chain": 10, "frozenlake": 12, "cliffwalking": 20}
+DEFAULT_H = {"garnet": 8, "corridor": 8, "chain": 10, "frozenlake": 20, "cliffwalking": 20}
 
 
 def make_mdp(name: str, H: int | None = None, seed: int = 0) -> FiniteMDP:  # noqa: N803

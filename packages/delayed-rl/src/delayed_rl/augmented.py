@@ -129,7 +129,7 @@ def beliefs(P: np.ndarray, depth: int) -> list[np.ndarray]:  # noqa: N803
     out = [np.eye(S)[:, None, :]]  # (S, 1, S)
     for _ in range(depth):
         prev = out[-1]
-        nxt = np.einsum("spx,xay->spay", prev, P).reshape(S, prev.shape[1] * A, S)
+        nxt = (prev.reshape(-1, S) @ P.reshape(S, A * S)).reshape(S, prev.shape[1] * A, S)
         out.append(nxt)
     return out
 
@@ -216,7 +216,7 @@ def backward_induction(
             rcum = [np.zeros((S, 1))]
             for j in range(m):
                 t = h - ell + j
-                e_j = np.einsum("spx,xa->spa", B[j], RB[t]).reshape(S, A ** (j + 1))
+                e_j = (B[j].reshape(-1, S) @ RB[t]).reshape(S, A ** (j + 1))
                 rcum.append(np.repeat(rcum[-1], A, axis=1) + e_j)
             if h == H - 1:
                 Qf = rcum[m]  # terminal: collect the pending rewards
@@ -226,7 +226,7 @@ def backward_induction(
                     pk = jump[ell, k]
                     if pk <= 0.0:
                         continue
-                    cont = np.einsum("spx,xq->spq", B[k], V_next[m - k]).reshape(S, A**m)
+                    cont = (B[k].reshape(-1, S) @ V_next[m - k]).reshape(S, A**m)
                     Qf += pk * (np.repeat(rcum[k], A ** (m - k), axis=1) + cont)
             Q = Qf.reshape(S, A**ell, A)
             if clip is not None:
@@ -332,6 +332,53 @@ class AugmentedMDP:
     def reward(self, s: int, actions: Sequence[int], a: int) -> float:
         """Expected reward of the current step r_bar(x, a) = sum_s b_x(s) r(s, a)."""
         return float(self.belief(s, actions) @ self.mdp.R[:, a])
+
+    def index(self, ell: int, s: int, code: int) -> int:
+        """Flat index of the augmented state (l, s, buffer code) in :meth:`to_finite_mdp`."""
+        return (
+            sum(level_sizes(self.mdp.S, self.mdp.A, ell - 1)) * (ell > 0)
+            + s * self.mdp.A**ell
+            + code
+        )
+
+    def to_finite_mdp(self, max_states: int = 3000) -> FiniteMDP:
+        """Materialise the augmented MDP as an ordinary stationary :class:`FiniteMDP`.
+
+        States are all (l, s_tau, buffer) with l <= D, ordered by :meth:`index`; the
+        transition is :meth:`transition` (known jump law times beliefs), the reward the
+        belief-averaged r_bar(x, a) and the initial law mu on level 0. The dynamics are
+        stationary, so undelayed value iteration on this MDP (or any external finite-horizon
+        solver) must give the delayed optimum of :meth:`solve` -- an independent check of the
+        reveal-form DP. Dense, so refused above ``max_states`` augmented states.
+
+        Examples
+        --------
+        >>> from delayed_rl.mdp import garnet
+        >>> aug = AugmentedMDP(garnet(S=3, A=2, H=5), DelayDistribution.uniform(2))
+        >>> flat = aug.to_finite_mdp()
+        >>> flat.S, bool(abs(flat.value_iteration()[0][0] @ flat.mu - aug.solve().value) < 1e-12)
+        (21, True)
+        """
+        S, A = self.mdp.S, self.mdp.A
+        n = self.n_states
+        if n > max_states:
+            raise ValueError(
+                f"materialising {n} augmented states as a dense MDP exceeds max_states={max_states}"
+            )
+        P = np.zeros((n, A, n))
+        R = np.zeros((n, A))
+        for ell, s, buf in self.states():
+            i = self.index(ell, s, encode_buffer(buf, A))
+            b = self._B[ell][s, encode_buffer(buf, A)]
+            R[i] = b @ self.mdp.R
+            for a in range(A):
+                for p, (ell2, s2, buf2) in self.transition(s, buf, a):
+                    P[i, a, self.index(ell2, s2, encode_buffer(buf2, A))] += p
+        mu = np.zeros(n)
+        mu[:S] = self.mdp.mu
+        return FiniteMDP(
+            P, R, self.mdp.H, mu, self.mdp.reward_range, f"aug[{self.mdp.name},{self.delay.label}]"
+        )
 
     # ------------------------------------------------------------ DP
 

@@ -128,7 +128,9 @@ class BeliefGreedyUCBVI(UCBVI):
         B = beliefs(P_hat, self.D)
         return [
             [
-                np.einsum("spx,xa->spa", B[ell], Q[h]).argmax(axis=2)
+                (B[ell].reshape(-1, self.S) @ Q[h])
+                .reshape(self.S, self.A**ell, self.A)
+                .argmax(axis=2)
                 for ell in range(min(self.D, h) + 1)
             ]
             for h in range(self.H)

@@ -16,6 +16,7 @@ Map:
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -99,10 +100,10 @@ def run_episode(
     return Trajectory(states, actions, delays, taus, ells, codes, rewards)
 
 
-class Agent:
-    """Base class of the tabular learners.
+class Agent(ABC):
+    """Abstract base class of the tabular learners.
 
-    Subclasses implement :meth:`policy` (the table for the coming episode) and may extend
+    Subclasses must implement :meth:`policy` (the table for the coming episode) and may extend
     :meth:`update`. The base class keeps the counts n(s, a, s') of the revealed one-step
     transitions and the observed delays, both of which every learner here may use.
 
@@ -116,6 +117,17 @@ class Agent:
         Known maximum delay D_max (sizes the policy table).
     reward_range:
         Declared reward range; ``r_max`` bounds the optimistic values.
+
+    Examples
+    --------
+    >>> class AlwaysFirst(Agent):
+    ...     def policy(self):
+    ...         return self.broadcast(np.zeros((self.H, self.S), dtype=np.int64))
+    >>> AlwaysFirst(S=2, A=3, H=3, R=np.zeros((2, 3)), d_max=1).policy()[2][1].shape
+    (2, 3)
+    >>> Agent(S=2, A=3, H=3, R=np.zeros((2, 3)), d_max=1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    TypeError: Can't instantiate abstract class Agent...
     """
 
     name = "agent"
@@ -145,9 +157,9 @@ class Agent:
         """Build the agent with the sizes, horizon and known rewards of ``mdp``."""
         return cls(mdp.S, mdp.A, mdp.H, mdp.R, d_max, mdp.reward_range, **kwargs)
 
+    @abstractmethod
     def policy(self) -> PolicyTable:
         """Policy table ``[h][l] -> (S, A^l)`` actions (or (S, A^l, A) probabilities)."""
-        raise NotImplementedError
 
     def update(self, traj: Trajectory) -> None:
         """Learn from an episode once its whole trajectory has been revealed."""
