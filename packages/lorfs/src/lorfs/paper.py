@@ -4,10 +4,13 @@ from icml26_shared.paper import Paper
 
 PAPER = Paper(
     name="lorfs",
-    title="TODO: paper title",
+    title="Overcoming PINNs Failure Modes in High Dimension with Low-Rank Fourier Sum",
     cli="lorfs",
     import_name="lorfs",
-    summary="TODO: one line",
-    url="https://icml.cc/virtual/2026",
+    summary=(
+        "LoRFS: PDE solutions as low-rank sums of separable Fourier series, "
+        "trained on closed-form (sampling-free) physics losses."
+    ),
+    url="https://openreview.net/forum?id=fq3yjso8Tn",
     reproduce="lorfs.reproduce:reproduce",
 )

@@ -646,9 +646,17 @@ PROBLEMS: dict[str, Callable[..., Problem]] = {
 
 
 def get_problem(name: str, **kwargs) -> Problem:
-    """Build a registered problem, e.g. ``get_problem("convection", beta=50)``."""
+    """Build a registered problem, e.g. ``get_problem("convection", beta=50)``.
+
+    Integral-valued floats are accepted for integer parameters (``d=10.0``), as YAML gives them.
+    """
     if name not in PROBLEMS:
         raise ValueError(f"unknown problem {name!r}; choose from {', '.join(PROBLEMS)}")
+    if "d" in kwargs:
+        d = kwargs["d"]
+        if isinstance(d, bool) or not float(d).is_integer() or int(d) < 1:
+            raise ValueError(f"problem {name!r}: d must be a positive integer, got {d!r}")
+        kwargs["d"] = int(d)
     try:
         return PROBLEMS[name](**kwargs)
     except TypeError as exc:

@@ -333,16 +333,17 @@ def sample_box(
 
 
 def mc_norm2(
-    piece: Piece, n: int, generator: torch.Generator | None = None
+    piece: Piece, n: int, generator: torch.Generator | None = None, real: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Monte-Carlo estimate of ``weight * ||h||^2`` with ``n`` uniform collocation points.
+    """Monte-Carlo estimate of ``weight * ||h||^2`` (``real=True``: ``||Re h||^2``) with ``n`` uniform points.
 
     Returns ``(estimate, standard_error)``. Only for pieces integrating over every axis.
     """
     if any(m != "integral" for m in piece.measures):
         raise ValueError("mc_norm2 needs a piece that integrates over every axis")
     axes = piece.axes
-    vals = evaluate_residual(piece, sample_box(axes, n, generator)).abs() ** 2 * piece.weight
+    h = evaluate_residual(piece, sample_box(axes, n, generator))
+    vals = (h.real**2 if real else h.abs() ** 2) * piece.weight
     return vals.mean(), vals.std() / math.sqrt(n)
 
 

@@ -1,0 +1,221 @@
+"""The benchmark harness: every method on the same problem, timed in the same run.
+
+Paper: Kaminsky, Freedman, Radinsky, "Overcoming PINNs Failure Modes in High Dimension with
+Low-Rank Fourier Sum", ICML 2026 (notes, Sec. B4: problems x methods, relative L2 error and
+wall time).
+
+- :func:`solve_problem`: LoRFS (exact greedy + joint ALS for linear problems, block
+  Gauss-Newton from the initial condition for nonlinear ones)
+- :func:`train_pinn`: a PINN baseline trained with Lightning on the same problem
+- :func:`spectral_run`: the full-tensor spectral ceiling (linear, ``D <= 3``)
+- :func:`compare_losses`: closed-form residual vs exact quadrature vs Monte Carlo
+- :func:`mc_variance`: relative standard deviation of the Monte-Carlo loss estimate vs ``d``
+- :func:`load_checkpoint`: a LoRFS or PINN checkpoint written by ``lorfs fit``
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .basis import CDTYPE, FourierAxis
+from .fourier_sum import LowRankFourierSum, SeparableSum
+from .operators import Identity
+from .problem_data import build_problem
+from .problems import relative_error_on
+from .residual import Piece, mc_norm2, piece_norm2, quadrature_residual_l2
+
+
+@dataclass
+class MethodRun:
+    """One cell of the results table."""
+
+    problem: str
+    method: str
+    error: float
+    seconds: float
+    n_params: int = 0
+    rank: int = 0
+    solver: str = ""
+
+
+def solve_problem(
+    name: str,
+    params: dict | None = None,
+    rank: int | None = None,
+    modes=None,
+    sweeps: int | None = None,
+    seed: int = 0,
+    n_test: int = 10_000,
+) -> MethodRun:
+    """Solve with LoRFS; the timing covers the whole solve (not the evaluation)."""
+    from .als import solve_linear
+    from .gauss_newton import gauss_newton_solve
+    from .lightning_solver import initial_condition_start
+
+    problem = build_problem(name, params)
+    start = time.perf_counter()
+    if problem.is_linear:
+        model, _ = solve_linear(problem, rank=rank, modes=modes, sweeps=sweeps or 8, seed=seed)
+        solver = "ALS"
+    else:
+        if problem.dim > 3:
+            raise ValueError("nonlinear problems need D <= 3 (tensor quadrature)")
+        model = LowRankFourierSum(problem.make_axes(modes), rank or problem.rank, seed=seed)
+        initial_condition_start(model, problem)
+        gauss_newton_solve(model, problem, sweeps=sweeps or 40)
+        solver = "Gauss-Newton"
+    seconds = time.perf_counter() - start
+    err = relative_error_on(problem, model, n=n_test, seed=seed + 1)
+    n_params = sum(2 * ax.n_params * model.rank for ax in model.axes)
+    return MethodRun(problem.name, "LoRFS", err, seconds, n_params, model.rank, solver)
+
+
+def train_pinn(
+    name: str,
+    params: dict | None = None,
+    arch: str = "mlp",
+    precision: str = "float32",
+    adam_steps: int = 1000,
+    lbfgs_steps: int = 5,
+    lbfgs_iter: int = 50,
+    n_collocation: int = 2000,
+    width: int = 50,
+    depth: int = 4,
+    seed: int = 0,
+    n_test: int = 10_000,
+) -> MethodRun:
+    """Train a :class:`~lorfs.pinn.PINNModule` with a Lightning Trainer (one step per epoch)."""
+    import lightning.pytorch as pl
+
+    from .pinn import PINNModule
+    from .problem_data import ProblemDataModule
+
+    pl.seed_everything(seed, verbose=False)
+    module = PINNModule(
+        name,
+        params,
+        arch=arch,
+        precision=precision,
+        adam_steps=adam_steps,
+        lbfgs_iter=lbfgs_iter,
+        width=width,
+        depth=depth,
+        seed=seed,
+    )
+    data = ProblemDataModule(name, params, n_collocation=n_collocation, n_test=16, seed=seed)
+    trainer = pl.Trainer(
+        accelerator="cpu",
+        devices=1,
+        max_epochs=adam_steps + lbfgs_steps,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        limit_val_batches=0,
+        num_sanity_val_steps=0,
+    )
+    start = time.perf_counter()
+    trainer.fit(module, datamodule=data)
+    seconds = time.perf_counter() - start
+    module.eval()
+    err = relative_error_on(module.problem, module, n=n_test, seed=seed + 1)
+    if not math.isfinite(err):
+        err = float("nan")
+    label = {"mlp": "PINN", "fourier": "FF-PINN", "separable": "SPINN"}[arch]
+    label += " fp64" if precision == "float64" else ""
+    n_params = sum(p.numel() for p in module.parameters())
+    return MethodRun(module.problem.name, label, err, seconds, n_params, 0, f"Adam+L-BFGS {precision}")
+
+
+def spectral_run(name: str, params: dict | None = None, seed: int = 0, n_test: int = 10_000):
+    """The full-tensor spectral least-squares ceiling (linear problems with ``D <= 3``)."""
+    from .spectral import spectral_solve
+
+    problem = build_problem(name, params)
+    start = time.perf_counter()
+    predict = spectral_solve(problem)
+    seconds = time.perf_counter() - start
+    err = relative_error_on(problem, predict, n=n_test, seed=seed + 1)
+    size = math.prod(ax.n_params for ax in problem.make_axes())
+    return MethodRun(problem.name, "spectral", err, seconds, 2 * size, 0, "full tensor")
+
+
+def compare_losses(
+    name: str, params: dict | None = None, rank: int = 3, samples: int = 2000, seed: int = 0
+) -> dict:
+    """``||Re L u||^2`` of a random rank-``rank`` field: closed form, exact quadrature (D <= 3), MC."""
+    problem = build_problem(name, params)
+    if not problem.is_linear:
+        raise ValueError(f"check-loss needs a linear problem, {problem.name!r} is nonlinear")
+    if samples < 2:
+        raise ValueError(f"samples must be >= 2, got {samples}")
+    u = LowRankFourierSum(problem.make_axes(), rank, init_scale=0.5, seed=seed).as_sum()
+    piece = Piece([(u, problem.operator)], ["integral"] * problem.dim)
+    start = time.perf_counter()
+    closed = float(piece_norm2(piece, real=True))
+    closed_s = time.perf_counter() - start
+    quad = None
+    if problem.dim <= 3:
+        quad = float(quadrature_residual_l2(u, problem.operator))
+    est, std = mc_norm2(piece, samples, torch.Generator().manual_seed(seed + 1), real=True)
+    return {
+        "closed_form": closed,
+        "closed_seconds": closed_s,
+        "quadrature": quad,
+        "mc": float(est),
+        "mc_std": float(std),
+    }
+
+
+def product_field(d: int, amplitude: float = 0.5) -> SeparableSum:
+    """``prod_j (1 + amplitude sin x_j)`` on ``[0, 2 pi)^d`` (rank 1, one mode per axis)."""
+    axes = [FourierAxis(f"x{j}", (0.0, 2 * math.pi), 1) for j in range(d)]
+    c = torch.tensor([[0.5j * amplitude, 1.0, -0.5j * amplitude]], dtype=CDTYPE)
+    return SeparableSum(axes, [c] * d)
+
+
+def mc_variance(d: int, samples: int = 2000, repeats: int = 30, seed: int = 0) -> dict:
+    """Closed form vs ``repeats`` Monte-Carlo estimates of ``||u||^2`` for :func:`product_field`.
+
+    Returns the exact value, the closed-form time, the empirical relative standard deviation of
+    the MC estimates, and the theoretical one ``sqrt((kappa^d - 1) / N)`` with
+    ``kappa = E[phi^4] / E[phi^2]^2`` per axis.
+    """
+    u = product_field(d)
+    piece = Piece([(u, Identity())], ["integral"] * d)
+    start = time.perf_counter()
+    exact = float(piece_norm2(piece, real=True))
+    closed_s = time.perf_counter() - start
+    gen = torch.Generator().manual_seed(seed)
+    ests = torch.stack([mc_norm2(piece, samples, gen, real=True)[0] for _ in range(repeats)])
+    a = 0.5
+    m2 = 1 + a**2 / 2
+    m4 = 1 + 3 * a**2 + 3 * a**4 / 8
+    kappa = m4 / m2**2
+    return {
+        "d": d,
+        "exact": exact,
+        "exact_formula": m2**d,
+        "closed_seconds": closed_s,
+        "mc_rel_std": float(ests.std() / exact),
+        "theory_rel_std": math.sqrt((kappa**d - 1) / samples),
+    }
+
+
+def load_checkpoint(path: Path):
+    """A :class:`LoRFSModule` or :class:`PINNModule` from a Lightning checkpoint."""
+    from .lightning_solver import LoRFSModule
+    from .pinn import PINNModule
+
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=False)
+        hp = ckpt.get("hyper_parameters", {})
+        cls = PINNModule if "arch" in hp else LoRFSModule
+        return cls.load_from_checkpoint(path, map_location="cpu", weights_only=False).eval()
+    except (RuntimeError, KeyError, TypeError, EOFError, AttributeError) as err:
+        raise ValueError(f"cannot read checkpoint {str(path)!r}: {err}") from err
