@@ -238,3 +238,30 @@ def test_bad_policy_table_is_refused():
         aug.evaluate(bad)
     with pytest.raises(ValueError, match="out of range"):
         aug.transition(0, (), 7)
+
+
+@pytest.mark.parametrize("delay", DELAYS, ids=lambda q: q.label)
+def test_materialised_augmented_mdp_gives_the_same_optimum(delay):
+    # undelayed VI on the written-out augmented MDP (rewards when earned, not when revealed)
+    from delayed_rl.anchors import materialised_value
+
+    for mdp in (garnet(S=3, A=2, H=6, seed=7), slippery_corridor(S=4, H=5, slip=0.3)):
+        aug = AugmentedMDP(mdp, delay)
+        flat = aug.to_finite_mdp()
+        assert aug.n_states == flat.S
+        np.testing.assert_allclose(flat.P.sum(axis=2), 1.0, atol=1e-12)
+        assert materialised_value(aug) == pytest.approx(aug.solve().value, abs=1e-10)
+
+
+def test_materialising_refuses_large_spaces():
+    aug = AugmentedMDP(garnet(S=6, A=2, H=4), DelayDistribution.constant(4))
+    with pytest.raises(ValueError, match="186 augmented states"):
+        aug.to_finite_mdp(max_states=100)
+
+
+def test_mdptoolbox_anchor_agrees():
+    pytest.importorskip("mdptoolbox")
+    from delayed_rl.anchors import mdptoolbox_value
+
+    aug = AugmentedMDP(chain(S=4, H=6, fail=0.3), DelayDistribution.geometric(0.5, 2))
+    assert mdptoolbox_value(aug) == pytest.approx(aug.solve().value, abs=1e-10)

@@ -2,6 +2,7 @@
 
 import csv
 
+import numpy as np
 import pytest
 from delayed_rl.cli import main
 from delayed_rl.paper import PAPER
@@ -60,3 +61,68 @@ def test_bad_input_is_one_line_and_exit_2(args, message, capsys):
     assert message in err
     assert len(err.splitlines()) == 1
     assert "Traceback" not in err
+
+
+def _npz(tmp_path, name="m.npz", **arrays):
+    base = {"P": np.full((2, 2, 2), 0.5), "R": np.zeros((2, 2)), "H": 3}
+    base.update(arrays)
+    path = tmp_path / name
+    np.savez(path, **base)
+    return str(path)
+
+
+def test_solve_on_user_npz_and_gym_toy_text(tmp_path, capsys):
+    assert main(["solve", "--env", _npz(tmp_path), "--delay", "constant:1"]) == 0
+    assert "augmented states: 6" in capsys.readouterr().out  # 2 * (1 + 2)
+    args = ["solve", "--env", "gym:FrozenLake-v1", "--delay", "uniform:1", "--horizon", "6"]
+    assert main(args) == 0
+    assert "S=16 A=4 H=6" in capsys.readouterr().out
+
+
+def test_declared_d_max_is_used_by_the_learners(tmp_path, capsys):
+    args = ["regret", "--env", "chain", "--delay", "uniform:1", "--d_max", "3"]
+    assert main([*args, "--episodes", "3", "--seeds", "1", "--agents", "[delay-ucbvi-h]"]) == 0
+    assert "delay-ucbvi-h" in capsys.readouterr().out
+
+
+BAD_P = np.full((2, 2, 2), 0.5)
+BAD_P[1, 0] = [0.7, 0.7]
+NEG_P = np.full((2, 2, 2), 0.5)
+NEG_P[0, 1] = [1.5, -0.5]
+
+
+@pytest.mark.parametrize(
+    "arrays,message",
+    [
+        ({"P": BAD_P}, "P[1, 0] sums to 1.4, not 1"),
+        ({"P": NEG_P}, "negative or non-finite entry"),
+        ({"R": np.full((2, 2), 2.0)}, "rewards must lie in the declared range [0.0, 1.0]"),
+        ({"H": 0}, "horizon H must be an integer >= 1"),
+        ({"mu": np.array([0.5, 0.6])}, "mu must be a probability vector"),
+        ({"P": np.full((2, 2), 0.5)}, "must have shape (S, A, S)"),
+    ],
+)
+def test_bad_user_mdp_is_one_line_and_exit_2(tmp_path, capsys, arrays, message):
+    assert main(["solve", "--env", _npz(tmp_path, **arrays)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["solve", "--delay", "pmf:0.5,0.25,0.25", "--d_max", "1"], "beyond D_max=1"),
+        (["solve", "--delay", "pmf:1.5,-0.5"], "negative or non-finite"),
+        (["solve", "--env", "gym:CartPole-v1"], "has no tabular model"),
+        (["solve", "--env", "gym:NoSuchEnv-v0"], "cannot make gymnasium environment"),
+        (["solve", "--env", "no/such/file.npz"], "No such file"),
+        (["regret", "--episodes", "-3"], "--episodes must be >= 1"),
+        (["regret", "--seeds", "0"], "--seeds must be >= 1"),
+    ],
+)
+def test_more_bad_input_is_one_line_and_exit_2(args, message, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err

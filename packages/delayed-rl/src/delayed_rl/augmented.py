@@ -233,7 +233,7 @@ def backward_induction(
                 Q = np.minimum(Q, (ell + H - h) * clip)
             if policy is None:
                 a = Q.argmax(axis=2)
-                v = np.take_along_axis(Q, a[..., None], axis=2)[..., 0]
+                v = Q.max(axis=2)
             else:
                 pol = np.asarray(policy[h][ell])
                 if pol.ndim == 2:

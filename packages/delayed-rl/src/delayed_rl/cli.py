@@ -19,6 +19,7 @@ from .paper import PAPER
 def solve(
     env: str = "garnet",
     delay: str = "uniform:2",
+    d_max: int | None = None,
     horizon: int | None = None,
     env_seed: int = 0,
     max_states: int = 2_000_000,
@@ -26,8 +27,11 @@ def solve(
     """Exact delayed-optimal value V*_1 by dynamic programming on the augmented MDP.
 
     Args:
-        env: garnet, corridor, chain, frozenlake or cliffwalking.
+        env: garnet, corridor, chain, frozenlake, cliffwalking, gym:<id> (a gymnasium
+            toy-text environment) or a .npz file with arrays P, R (and mu, H, reward_range).
         delay: none, constant:d, uniform:D, geometric:p:D or pmf:q0,q1,...
+        d_max: Declared maximum delay D_max (default: the support of the delay); a delay
+            with mass beyond it is refused, learners plan up to it.
         horizon: Episode length H (default: the environment's).
         env_seed: Seed of the generated MDP (garnet).
         max_states: Refuse augmented state spaces larger than this.
@@ -37,11 +41,11 @@ def solve(
     from .delay import DelayDistribution
 
     mdp = make_mdp(env, horizon, env_seed)
-    q = DelayDistribution.parse(delay)
+    q = DelayDistribution.parse(delay, d_max)
     aug = AugmentedMDP(mdp, q, max_states=max_states)
     v0 = float(mdp.value_iteration()[0][0] @ mdp.mu)
     vd = aug.solve().value
-    print(f"{mdp.name}: S={mdp.S} A={mdp.A} H={mdp.H}; delay {q.label} (D_max={q.D})")
+    print(f"{mdp.name}: S={mdp.S} A={mdp.A} H={mdp.H}; delay {q.label} (D_max={q.d_max})")
     print(f"augmented states: {aug.n_states}")
     print(f"V*_1 without delay: {v0:.6f}")
     print(f"V*_1 with delay:    {vd:.6f}  (cost of the delay {v0 - vd:.6f})")
@@ -50,6 +54,7 @@ def solve(
 def regret(
     env: str = "garnet",
     delay: str = "uniform:2",
+    d_max: int | None = None,
     agents: list[str] | None = None,
     episodes: int = 500,
     seeds: int = 3,
@@ -62,8 +67,11 @@ def regret(
     """Exact cumulative pseudo-regret of the learners (mean +- s.e. over seeds).
 
     Args:
-        env: garnet, corridor, chain, frozenlake or cliffwalking.
+        env: garnet, corridor, chain, frozenlake, cliffwalking, gym:<id> (a gymnasium
+            toy-text environment) or a .npz file with arrays P, R (and mu, H, reward_range).
         delay: none, constant:d, uniform:D, geometric:p:D or pmf:q0,q1,...
+        d_max: Declared maximum delay D_max (default: the support of the delay); a delay
+            with mass beyond it is refused, learners plan up to it.
         agents: Learners (default: all of them).
         episodes: Number of episodes K.
         seeds: Number of independent runs.
@@ -91,7 +99,7 @@ def regret(
             f"unknown agent(s) {', '.join(unknown)}; choose from {', '.join(AGENT_NAMES)}"
         )
     mdp = make_mdp(env, horizon, env_seed)
-    q = DelayDistribution.parse(delay)
+    q = DelayDistribution.parse(delay, d_max)
     aug = AugmentedMDP(mdp, q)
     vstar = aug.solve().value
     rows = []
@@ -99,7 +107,7 @@ def regret(
     for name in names:
         finals = []
         for seed in range(seeds):
-            agent = make_agent(name, mdp, q.D, q, bonus_scale, 0.1, known_delay)
+            agent = make_agent(name, mdp, q.d_max, q, bonus_scale, 0.1, known_delay)
             res = run_agent(agent, aug, episodes, seed=seed, optimum=vstar)
             cum = res.cumulative
             finals.append(cum[-1])

@@ -125,14 +125,24 @@ class DelayDistribution:
         return cls(counts / counts.sum(), d_max=d_max)
 
     @classmethod
-    def parse(cls, spec: str) -> DelayDistribution:
+    def parse(cls, spec: str, d_max: int | None = None) -> DelayDistribution:
         """Parse ``none``, ``constant:d``, ``uniform:D``, ``geometric:p:D`` or ``pmf:q0,q1,...``.
+
+        ``d_max`` declares the maximum delay: a pmf with mass beyond it is refused, and a
+        larger ``d_max`` than the support is kept (learners then plan up to it).
 
         Examples
         --------
         >>> DelayDistribution.parse("geometric:0.5:2").D
         2
+        >>> DelayDistribution.parse("uniform:1", d_max=3).d_max
+        3
+        >>> DelayDistribution.parse("pmf:0.5,0.25,0.25", d_max=1)
+        Traceback (most recent call last):
+        ValueError: delay pmf puts mass 0.25 on delays beyond D_max=1 (support reaches 2)
         """
+        if d_max is not None:
+            return cls(cls.parse(spec).pmf, d_max=d_max)
         kind, _, rest = spec.strip().partition(":")
         kind = kind.lower()
         try:

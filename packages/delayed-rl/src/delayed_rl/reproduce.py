@@ -33,11 +33,11 @@ QUICK = {
     "cliffwalking": ([0, 1], 60, 2),
 }
 FULL = {
-    "garnet": ([0, 1, 2, 3, 4], 1000, 4),
-    "corridor": ([0, 1, 2, 3, 4], 1000, 4),
-    "chain": ([0, 1, 2, 3, 4], 1000, 4),
-    "frozenlake": ([0, 1, 2, 3, 4], 800, 2),
-    "cliffwalking": ([0, 1, 2, 3], 300, 2),
+    "garnet": ([0, 1, 2, 3, 4], 500, 3),
+    "corridor": ([0, 1, 2, 3, 4], 500, 3),
+    "chain": ([0, 1, 2, 3, 4], 500, 3),
+    "frozenlake": ([0, 1, 2, 3], 600, 2),
+    "cliffwalking": ([0, 1, 2], 200, 2),
 }
 BONUS_SCALE = 0.1  # c of the bonus; the paper's constant was not available to us
 ANCHOR_MAX_STATES = 3000  # materialise (dense) only augmented spaces up to this size
