@@ -23,11 +23,13 @@ processes' updates (Sec. 4, "both players").
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import torch
 
 from .matrix_game import MatrixGame, column_gradient, row_gradient
 from .projection import project_simplex
-from .trajectory import Trajectory, check_step_size, initial_strategies, record_points
+from .trajectory import StartOptions, Trajectory, check_step_size, initial_strategies, simulate
 
 __all__ = ["asymp_gda", "asymp_gda_step", "check_strength"]
 
@@ -57,31 +59,13 @@ def asymp_gda_step(
     return x, y
 
 
-def _run_x_process(game, mu, eta, x, y, iterations, points, on_record):
-    A = game.A
-    nxt = 0
-    for t in range(iterations + 1):
-        if nxt < len(points) and t == points[nxt]:
-            on_record(t, x, y)
-            nxt += 1
-        if t == iterations:
-            break
-        x, y = asymp_gda_step(A, x, y, mu, eta)
-    return x, y
-
-
 def asymp_gda(
     game: MatrixGame,
     mu: float = 1.0,
     eta: float = 0.01,
     iterations: int = 10_000,
     side: str = "x",
-    n_trials: int = 1,
-    init: str = "uniform",
-    seed: int = 0,
-    x0: torch.Tensor | None = None,
-    y0: torch.Tensor | None = None,
-    record_every: int | None = None,
+    **start: Unpack[StartOptions],
 ) -> Trajectory:
     """Run AsymP-GDA on a matrix game, batched over ``n_trials`` initialisations.
 
@@ -100,10 +84,9 @@ def asymp_gda(
         ``"x"`` perturbs x only (x converges to an equilibrium strategy),
         ``"y"`` perturbs y only, ``"both"`` runs both mirrored processes and
         pairs x of the first with y of the second (4 updates per iteration).
-    n_trials, init, seed, x0, y0:
-        Batch size and starting points (see :func:`~asymp_gda.trajectory.initial_strategies`).
-    record_every:
-        Record the curves every this many iterations (default: ~60 log-spaced points).
+    **start:
+        Batch size, starting points and recording schedule
+        (:class:`~asymp_gda.trajectory.StartOptions`).
 
     Returns
     -------
@@ -127,30 +110,34 @@ def asymp_gda(
     check_step_size(eta, game, mu)
     if side not in ("x", "y", "both"):
         raise ValueError(f"side must be 'x', 'y' or 'both', got {side!r}")
-    x, y = initial_strategies(game, n_trials, seed, init, x0, y0)
-    points = record_points(iterations, record_every)
-    name = {"x": "AsymP-GDA (x)", "y": "AsymP-GDA (y)", "both": "AsymP-GDA (both)"}[side]
+    opts = dict(start)
+    record_every = opts.pop("record_every", None)
+    x, y = initial_strategies(game, **opts)
+    A, At = game.A, -game.A.T.contiguous()  # At: the role-swapped game, its x player is y
     tr = Trajectory(
-        name, x, y, updates_per_step=4 if side == "both" else 2, info={"mu": mu, "eta": eta}
+        f"AsymP-GDA ({side})",
+        x,
+        y,
+        updates_per_step=4 if side == "both" else 2,
+        info={"mu": mu, "eta": eta},
     )
+    # "px": the x-perturbed process (x, y); "py": the mirrored y-perturbed process (y, x)
+    state = {p: (x, y) if p == "px" else (y, x) for p in _PROCESSES[side]}
 
-    if side == "x":
-        tr.x, tr.y = _run_x_process(
-            game, mu, eta, x, y, iterations, points, lambda t, a, b: tr.record(game, t, a, b)
-        )
-        return tr
-    gt = game.transposed()
-    if side == "y":
-        yy, xx = _run_x_process(
-            gt, mu, eta, y, x, iterations, points, lambda t, b, a: tr.record(game, t, a, b)
-        )
-        tr.x, tr.y = xx, yy
-        return tr
-    # both: two mirrored processes, advanced in lock step
-    xs, ys = [], []
-    _run_x_process(game, mu, eta, x, y, iterations, points, lambda t, a, b: xs.append(a))
-    _run_x_process(gt, mu, eta, y, x, iterations, points, lambda t, b, a: ys.append(b))
-    for t, a, b in zip(points, xs, ys, strict=True):
-        tr.record(game, t, a, b)
-    tr.x, tr.y = xs[-1], ys[-1]
-    return tr
+    def step(s: dict, t: int) -> None:
+        if "px" in s:
+            s["px"] = asymp_gda_step(A, *s["px"], mu, eta)
+        if "py" in s:
+            s["py"] = asymp_gda_step(At, *s["py"], mu, eta)
+
+    def report(s: dict) -> tuple[torch.Tensor, torch.Tensor]:
+        if side == "x":
+            return s["px"]
+        if side == "y":
+            return s["py"][1], s["py"][0]
+        return s["px"][0], s["py"][0]
+
+    return simulate(game, tr, state, step, iterations, record_every, report)
+
+
+_PROCESSES = {"x": ("px",), "y": ("py",), "both": ("px", "py")}

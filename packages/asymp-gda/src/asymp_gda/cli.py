@@ -1,17 +1,316 @@
-"""Command line of asymp-gda: ``asymp-gda --help``."""
+"""Command line of asymp-gda: ``asymp-gda --help``.
+
+``fit/validate/test/predict`` (LightningCLI over :class:`SaddlePointModule` and
+:class:`GameDataModule`), ``reproduce``, and the package commands ``solve``
+(one game, any method), ``sweep-mu`` (the strength sweep), ``threshold`` (the
+invariance threshold and the least-norm equilibrium) and ``benchmark`` (random
+games: parameter-free AsymP-GDA vs OGDA).
+
+Games are named (``brps``, ``bmp``, ``m_ne``, ``random<m>``, ``random<m>x<n>``,
+or an OpenSpiel game such as ``kuhn_poker`` for ``solve``) or read from a file
+with ``--payoff`` (``.npy``, or comma/space separated text): the **row player's
+payoff**, the row player maximising, as in the paper's tables. ``--payoff_col``
+optionally gives the column player's payoff; it must be the negative of the row
+payoff (zero-sum games only).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
 
-from icml26_shared.cli import PaperCLI
+from icml26_shared.cli import PaperCLI, UsageError
 
 from .paper import PAPER
 
+MATRIX_METHODS = ("asymp", "param_free", "symp", "symp_halving", "gda", "ogda", "eg", "mwu", "omwu")
+EFG_METHODS = ("asymp", "dgda", "cfr_plus")
+
+
+def _read_matrix(path: Path, what: str):
+    import numpy as np
+
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"{what} file {str(path)!r} does not exist")
+    try:
+        if path.suffix == ".npy":
+            arr = np.load(path, allow_pickle=False)
+        else:
+            text = path.read_text(encoding="utf-8").replace(",", " ")
+            arr = np.array(
+                [[float(v) for v in line.split()] for line in text.splitlines() if line.strip()],
+            )
+    except ValueError as err:
+        raise UsageError(f"cannot read {what} file {str(path)!r}: {err}") from err
+    return arr
+
+
+def _matrix_game(game: str, payoff: Path | None, payoff_col: Path | None, seed: int):
+    from .matrix_game import MatrixGame, game_by_name
+
+    if payoff is None:
+        if payoff_col is not None:
+            raise UsageError("--payoff_col needs --payoff (the row player's payoff)")
+        return game_by_name(game, seed=seed)
+    P = _read_matrix(payoff, "payoff")
+    if payoff_col is None:
+        return MatrixGame.from_maximizer_payoff(P, name=Path(payoff).stem)
+    return MatrixGame.from_bimatrix(P, _read_matrix(payoff_col, "payoff_col"), Path(payoff).stem)
+
+
+def _efg(game: str):
+    from .sequence_form import SequenceFormGame
+
+    try:
+        import pyspiel
+    except ImportError as err:
+        raise UsageError(
+            f"unknown matrix game {game!r} (brps, bmp, m_ne, random<m>); OpenSpiel games need "
+            "pip install 'asymp-gda[bench]'"
+        ) from err
+    if game.split("(")[0] not in pyspiel.registered_names():
+        raise UsageError(
+            f"unknown game {game!r}: neither a matrix game (brps, bmp, m_ne, random<m>, "
+            "random<m>x<n>) nor an OpenSpiel game (kuhn_poker, leduc_poker, ...)"
+        )
+    return SequenceFormGame.from_openspiel(game)
+
+
+def _is_matrix_name(game: str) -> bool:
+    from .matrix_game import GAMES
+
+    key = game.lower().replace("-", "_")
+    return key in GAMES or key.startswith("random")
+
+
+def solve(
+    game: str = "brps",
+    payoff: Path | None = None,
+    payoff_col: Path | None = None,
+    method: str = "asymp",
+    mu: float = 1.0,
+    eta: float = 0.01,
+    iterations: int = 10_000,
+    side: Literal["x", "y", "both"] = "both",
+    n_trials: int = 1,
+    init: Literal["uniform", "random"] = "uniform",
+    seed: int = 0,
+    x0: list[float] | None = None,
+    y0: list[float] | None = None,
+    eps: float = 1e-6,
+) -> None:
+    """Solve one game with AsymP-GDA, a baseline, or (OpenSpiel games) AsymP-DGDA / CFR+.
+
+    Args:
+        game: brps, bmp, m_ne, random<m>, random<m>x<n>, or an OpenSpiel game name.
+        payoff: File with the row player's payoff matrix (overrides --game).
+        payoff_col: File with the column player's payoff (must be -payoff: zero-sum only).
+        method: Matrix games: asymp, param_free, symp, symp_halving, gda, ogda, eg, mwu,
+            omwu. OpenSpiel games: asymp (AsymP-DGDA), dgda, cfr_plus.
+        mu: Perturbation strength (> 0; initial strength for param_free).
+        eta: Step size (> 0; a warning is printed above the stability bound).
+        iterations: Iterations T.
+        side: Perturb x, y, or run both mirrored processes (asymp / param_free).
+        n_trials: Batch of initialisations (matrix games).
+        init: uniform or random (Dirichlet(1)) starts (matrix games).
+        seed: Seed of random starts and random games.
+        x0: Initial x strategy (must lie on the simplex).
+        y0: Initial y strategy (must lie on the simplex).
+        eps: Target exploitability of param_free.
+    """
+    import torch
+
+    torch.set_num_threads(1)
+    if payoff is None and not _is_matrix_name(game):
+        return _solve_efg(game, method, mu, eta, iterations, side)
+    g = _matrix_game(game, payoff, payoff_col, seed)
+    if method not in MATRIX_METHODS:
+        raise UsageError(
+            f"unknown method {method!r} for a matrix game; choose from {MATRIX_METHODS}"
+        )
+    start = {"n_trials": n_trials, "init": init, "seed": seed, "x0": x0, "y0": y0}
+    if method == "param_free":
+        from .parameter_free import parameter_free
+
+        if x0 is not None or y0 is not None:
+            raise UsageError("param_free always starts from the uniform strategy; drop --x0/--y0")
+        r = parameter_free(g, eps=eps, mu_init=mu, side=side)
+        print(f"{g.name}: parameter-free AsymP-GDA ({side}), eps={eps:g}")
+        print(
+            f"  converged={bool(r.converged[0])} iterations={int(r.iterations[0])} "
+            f"final mu={float(r.mu[0]):.4g} exploitability={float(r.exploitability[0]):.3e}"
+        )
+        print(f"  x = {[round(v, 6) for v in r.x[0].tolist()]}")
+        print(f"  y = {[round(v, 6) for v in r.y[0].tolist()]}")
+        return None
+    from . import baselines
+    from .asymp_gda import asymp_gda
+
+    runs = {
+        "asymp": lambda: asymp_gda(g, mu=mu, eta=eta, iterations=iterations, side=side, **start),
+        "symp": lambda: baselines.symp_gda(g, mu=mu, eta=eta, iterations=iterations, **start),
+        "symp_halving": lambda: baselines.symp_gda(
+            g,
+            mu=mu,
+            eta=eta,
+            iterations=iterations,
+            schedule="halving",
+            halve_every=max(1, iterations // 10),
+            **start,
+        ),
+        "gda": lambda: baselines.gda(g, eta=eta, iterations=iterations, **start),
+        "ogda": lambda: baselines.ogda(g, eta=eta, iterations=iterations, **start),
+        "eg": lambda: baselines.extragradient(g, eta=eta, iterations=iterations, **start),
+        "mwu": lambda: baselines.mwu(g, eta=eta, iterations=iterations, **start),
+        "omwu": lambda: baselines.omwu(g, eta=eta, iterations=iterations, **start),
+    }
+    tr = runs[method]()
+    print(
+        f"{g.name} {g.shape}: {tr.method}, {iterations} iterations, eta={eta:g}"
+        + (f", mu={mu:g}" if method.startswith(("asymp", "symp")) else "")
+    )
+    for key in ("expl_x", "expl_y", "nash_conv"):
+        vals = tr.final(key)
+        print(f"  {key:9s} median {float(vals.median()):.3e}  max {float(vals.max()):.3e}")
+    print(f"  x = {[round(v, 6) for v in tr.x[0].tolist()]}")
+    print(f"  y = {[round(v, 6) for v in tr.y[0].tolist()]}")
+    return None
+
+
+def _solve_efg(game: str, method: str, mu: float, eta: float, iterations: int, side: str) -> None:
+    from .dilated_gda import asymp_dgda, cfr_plus
+
+    g = _efg(game)
+    if method not in EFG_METHODS:
+        raise UsageError(
+            f"unknown method {method!r} for an OpenSpiel game; choose from {EFG_METHODS}"
+        )
+    if method == "cfr_plus":
+        tr = cfr_plus(g, iterations=iterations)
+    else:
+        tr = asymp_dgda(
+            g,
+            mu=0.0 if method == "dgda" else mu,
+            eta=eta,
+            iterations=iterations,
+            side="x" if method == "dgda" else side,
+        )
+    print(
+        f"{game}: {tr.method}, {iterations} iterations ({iterations * tr.updates_per_step} updates)"
+    )
+    print(f"  NashConv {float(tr.final('nash_conv')[0]):.3e}")
+
+
+def sweep_mu(
+    game: str = "brps",
+    payoff: Path | None = None,
+    mus: list[float] = [0.5, 1.0, 2.0, 3.0, 4.0],  # noqa: B006 - jsonargparse needs a literal
+    eta: float = 0.01,
+    iterations: int = 100_000,
+) -> None:
+    """Strength sweep: AsymP-GDA's last iterate and the exact QP solution for each mu.
+
+    Args:
+        game: brps, bmp, m_ne, random<m> or random<m>x<n>.
+        payoff: File with the row player's payoff matrix (overrides --game).
+        mus: Strengths mu to run (each > 0).
+        eta: Step size.
+        iterations: Iterations per strength.
+    """
+    import torch
+
+    from .perturbed_solution import invariance_threshold
+    from .strength_sweep import strength_sweep
+
+    torch.set_num_threads(1)
+    g = _matrix_game(game, payoff, None, 0)
+    print(f"{g.name}: invariance threshold (bisection on the QP) = {invariance_threshold(g):.4g}")
+    print(f"{'mu':>8} {'expl(x_T)':>11} {'expl(x^mu)':>11} {'|x_T-x^mu|_1':>13}")
+    for r in strength_sweep(g, mus, eta=eta, iterations=iterations):
+        print(f"{r.mu:8.4g} {r.expl_dynamics:11.3e} {r.expl_qp:11.3e} {r.distance:13.3e}")
+
+
+def threshold(game: str = "brps", payoff: Path | None = None, tol: float = 1e-9) -> None:
+    """Invariance threshold of mu (bisection on the exact QP) and the least-norm equilibrium.
+
+    Args:
+        game: brps, bmp, m_ne, random<m> or random<m>x<n>.
+        payoff: File with the row player's payoff matrix (overrides --game).
+        tol: Exploitability below which x^mu counts as an equilibrium.
+    """
+    from .perturbed_solution import invariance_threshold, least_norm_equilibrium
+
+    g = _matrix_game(game, payoff, None, 0)
+    print(f"{g.name} {g.shape}: value (x player's loss) {g.value:.6g}")
+    print(f"  invariance threshold mu* = {invariance_threshold(g, tol=tol):.4g}")
+    print(
+        f"  least-norm equilibrium x = {[round(v, 6) for v in least_norm_equilibrium(g).tolist()]}"
+    )
+
+
+def benchmark(
+    sizes: list[int] = [5, 10],  # noqa: B006 - jsonargparse needs a literal
+    seeds: int = 5,
+    eps: float = 1e-6,
+    eta_scale: float = 0.5,
+    max_iterations: int = 100_000,
+    seed: int = 0,
+) -> None:
+    """Iterations to eps on random m x m games: parameter-free AsymP-GDA vs OGDA.
+
+    Args:
+        sizes: Game sizes m.
+        seeds: Games per size.
+        eps: Target exploitability of x.
+        eta_scale: Step size of both methods, times 1/||A||_2 (in (0, 1)).
+        max_iterations: Budget per game.
+        seed: First seed.
+    """
+    import time
+
+    import torch
+
+    from .hitting_time import ogda_hitting_times, random_game_batch
+    from .parameter_free import parameter_free
+
+    torch.set_num_threads(1)
+    if seeds < 1 or any(m < 1 for m in sizes):
+        raise UsageError("seeds and every size must be >= 1")
+    for m in sizes:
+        games = random_game_batch(m, range(seed, seed + seeds))
+        t0 = time.perf_counter()
+        pf = parameter_free(games, eps=eps, eta_scale=eta_scale, max_iterations=max_iterations)
+        t1 = time.perf_counter()
+        og = ogda_hitting_times(games, eps=eps, eta_scale=eta_scale, max_iterations=max_iterations)
+        t2 = time.perf_counter()
+        print(
+            f"m={m}: parameter-free AsymP {pf.iterations.tolist()} "
+            f"(solved {int(pf.converged.sum())}/{seeds}, {t1 - t0:.1f} s)"
+        )
+        print(
+            f"m={m}: OGDA                 {og.tolist()} "
+            f"(solved {int((og >= 0).sum())}/{seeds}, {t2 - t1:.1f} s)"
+        )
+
 
 def build_cli() -> PaperCLI:
-    """The package's CLI; add ``model_class``, ``datamodule_class`` and extra ``commands``."""
-    return PaperCLI(PAPER)
+    """The package's CLI."""
+    from .game_datamodule import GameDataModule
+    from .lightning_module import SaddlePointModule
+
+    return PaperCLI(
+        PAPER,
+        model_class=SaddlePointModule,
+        datamodule_class=GameDataModule,
+        commands={
+            "solve": solve,
+            "sweep-mu": sweep_mu,
+            "threshold": threshold,
+            "benchmark": benchmark,
+        },
+    )
 
 
 def main(args: Sequence[str] | None = None) -> int:

@@ -20,10 +20,14 @@ Design choices of this implementation (not fixed by the paper):
 - the exploitability check of step 2 is made every ``check_every`` iterations
   (so a stage stops as soon as ``eps`` is reached) and uses the game value from
   an LP (:mod:`asymp_gda.linear_program`);
-- the default ``gap_tol(mu) = mu eps^2 / (2 m max|A|^2)`` (floored at 1e-14):
-  by ``mu``-strong convexity, a gap below it certifies ``||x - x^mu||_1 <= eps / max|A|``,
-  so had ``mu`` been below the threshold, ``x`` would already be ``eps``-exploitable;
-  a step-norm stop was found unreliable in prototyping.
+- the inner stop is a *certificate* that ``mu`` is above the threshold: by
+  ``mu``-strong convexity ``||x - x^mu||_1 <= sqrt(2 m gap / mu)``, so
+  ``expl(x^mu) >= expl(x) - max|A| sqrt(2 m gap / mu)``; once that lower bound is
+  positive, ``x^mu`` is not an equilibrium and ``mu`` is halved. The default fixed
+  ``gap_tol(mu) = mu eps^2 / (2 m max|A|^2)`` (floored at 1e-14) is the worst case of
+  this rule (a gap below it certifies ``||x - x^mu||_1 <= eps / max|A|``, so had
+  ``mu`` been exact, ``x`` would already be ``eps``-exploitable). A step-norm stop
+  was found unreliable in prototyping.
 - batched: many games of one shape (``(B, m, n)``) run together, each with its own ``mu``.
 """
 
@@ -113,7 +117,11 @@ def _x_side(A, values, eps, mu_init, eta, gap_tol, max_iterations, check_every):
             if callable(gap_tol)
             else torch.full_like(gap, float(gap_tol))
         )
-        halve = active & ~done & (gap <= tol)
+        # certified too large: expl(x^mu) >= expl(x) - amax ||x - x^mu||_1 > 0, where
+        # ||x - x^mu||_1 <= sqrt(2 m gap / mu) by mu-strong convexity of the perturbed game
+        dist = torch.sqrt(2.0 * m * gap.clamp_min(0.0) / mu[:, 0])
+        too_big = expl > amax * dist + 1e-3 * eps
+        halve = active & ~done & ((gap <= tol) | too_big)
         mu = torch.where(halve[:, None], mu * 0.5, mu)
         halvings += halve.long()
     return x, y, iters, mu[:, 0], expl, done, halvings
@@ -132,6 +140,7 @@ def parameter_free(
     mu_init: float = 4.0,
     eta: float | None = None,
     side: str = "x",
+    eta_scale: float = 0.1,
     gap_tol: float | None = None,
     max_iterations: int = 1_000_000,
     check_every: int = 50,
@@ -147,11 +156,13 @@ def parameter_free(
     mu_init:
         Initial strength ``mu_0`` (halved until the target is met).
     eta:
-        Step size; default ``0.1 / ||A||_2`` per game.
+        Step size; default ``eta_scale / ||A||_2`` per game.
     side:
         ``"x"``, ``"y"`` (the mirrored process) or ``"both"`` (both, iterations summed).
     gap_tol:
         Inner stopping tolerance on the perturbed gap; default ``mu eps^2 / (2 m max|A|^2)``.
+    eta_scale:
+        Step size relative to ``1 / ||A||_2`` when ``eta`` is not given.
     max_iterations, check_every:
         Budget per game and how often gap and exploitability are checked.
 
@@ -173,7 +184,9 @@ def parameter_free(
     if eta is not None and not eta > 0:
         raise ValueError(f"step size eta must be > 0, got {eta}")
     norms = torch.tensor([g.norm for g in glist], dtype=torch.float64)
-    eta_t = (0.1 / norms) if eta is None else torch.full_like(norms, float(eta))
+    if not 0 < eta_scale < 1:
+        raise ValueError(f"eta_scale must be in (0, 1), got {eta_scale}")
+    eta_t = (eta_scale / norms) if eta is None else torch.full_like(norms, float(eta))
     tol = _default_gap_tol(eps) if gap_tol is None else gap_tol
     values = torch.tensor([g.value for g in glist], dtype=torch.float64)
 

@@ -8,20 +8,48 @@ last-iterate exploitability against iterations, on a log scale).
 - :func:`initial_strategies` -- uniform start (the paper's default) or
   Dirichlet(1) random starts, seeded.
 - :class:`Trajectory` -- final ``x`` ``(B, m)``, ``y`` ``(B, n)`` and recorded curves ``(R, B)``.
+- :class:`StartOptions` -- the keyword options every solver shares (batch, start, recording).
+- :func:`simulate` -- the common loop: step a state ``T`` times, recording on a schedule.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import torch
 
 from .exploitability import exploitability_x, exploitability_y, nash_conv
 from .matrix_game import MatrixGame
 
-__all__ = ["Trajectory", "initial_strategies", "check_step_size", "record_points"]
+__all__ = [
+    "Trajectory",
+    "StartOptions",
+    "initial_strategies",
+    "check_step_size",
+    "record_points",
+    "simulate",
+]
+
+
+class StartOptions(TypedDict, total=False):
+    """Keyword options shared by every matrix-game solver.
+
+    ``n_trials`` (batch size ``B``, default 1), ``init`` (``"uniform"``, the
+    paper's default, or ``"random"``: seeded Dirichlet(1)), ``seed``, explicit
+    starting points ``x0`` ``(m,)``/``(B, m)`` and ``y0``, and ``record_every``
+    (record curves every this many iterations; default ~60 log-spaced points).
+    """
+
+    n_trials: int
+    init: str
+    seed: int
+    x0: torch.Tensor | None
+    y0: torch.Tensor | None
+    record_every: int | None
 
 
 def initial_strategies(
@@ -156,3 +184,31 @@ class Trajectory:
     def final(self, key: str = "nash_conv") -> torch.Tensor:
         """Last recorded value per trial, ``(B,)``."""
         return self.curves[key][-1]
+
+
+def simulate(
+    game: MatrixGame,
+    tr: Trajectory,
+    state: dict,
+    step: Callable[[dict, int], None],
+    iterations: int,
+    record_every: int | None = None,
+    report: Callable[[dict], tuple[torch.Tensor, torch.Tensor]] | None = None,
+) -> Trajectory:
+    """Advance ``state`` with ``step(state, t)`` for ``t < iterations``, recording on a schedule.
+
+    ``report(state)`` gives the ``(x, y)`` the curves are measured on (default
+    ``state["x"], state["y"]``); it also sets the trajectory's final strategies.
+    """
+    report = report or (lambda s: (s["x"], s["y"]))
+    points = record_points(iterations, record_every)
+    nxt = 0
+    for t in range(iterations + 1):
+        if nxt < len(points) and t == points[nxt]:
+            tr.record(game, t, *report(state))
+            nxt += 1
+        if t == iterations:
+            break
+        step(state, t)
+    tr.x, tr.y = report(state)
+    return tr
