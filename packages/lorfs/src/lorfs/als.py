@@ -392,7 +392,7 @@ def solve_linear(
             f"problem {problem.name!r} is nonlinear: ALS needs a linear PDE (use LoRFSModule)"
         )
     axes = problem.make_axes(modes)
-    model = LowRankFourierSum(axes, rank or problem.rank, seed=seed)
+    model = LowRankFourierSum(axes, problem.rank if rank is None else rank, seed=seed)
     history = greedy_als(
         model,
         lambda u: problem.pieces(u, ic_weight=ic_weight),

@@ -240,7 +240,7 @@ class FourierAxis:
             raise ValueError(
                 f"axis {self.name!r}: project() needs a periodic axis, not {self.kind!r}"
             )
-        k = modes or self.modes
+        k = self.modes if modes is None else modes
         n = 4 * k + 4
         s = self.a + self.length * torch.arange(n, dtype=RDTYPE) / n
         vals = torch.as_tensor(fn(s)).to(CDTYPE)

@@ -65,7 +65,7 @@ def solve_problem(
     else:
         if problem.dim > 3:
             raise ValueError("nonlinear problems need D <= 3 (tensor quadrature)")
-        model = LowRankFourierSum(problem.make_axes(modes), rank or problem.rank, seed=seed)
+        model = LowRankFourierSum(problem.make_axes(modes), problem.rank if rank is None else rank, seed=seed)
         initial_condition_start(model, problem)
         gauss_newton_solve(model, problem, sweeps=sweeps or 40)
         solver = "Gauss-Newton"
@@ -154,15 +154,17 @@ def compare_losses(
         raise ValueError(f"check-loss needs a linear problem, {problem.name!r} is nonlinear")
     if samples < 2:
         raise ValueError(f"samples must be >= 2, got {samples}")
-    u = LowRankFourierSum(problem.make_axes(), rank, init_scale=0.5, seed=seed).as_sum()
+    with torch.no_grad():
+        u = LowRankFourierSum(problem.make_axes(), rank, init_scale=0.5, seed=seed).balance_().as_sum()
     piece = Piece([(u, problem.operator)], ["integral"] * problem.dim)
-    start = time.perf_counter()
-    closed = float(piece_norm2(piece, real=True))
-    closed_s = time.perf_counter() - start
-    quad = None
-    if problem.dim <= 3:
-        quad = float(quadrature_residual_l2(u, problem.operator))
-    est, std = mc_norm2(piece, samples, torch.Generator().manual_seed(seed + 1), real=True)
+    with torch.no_grad():
+        start = time.perf_counter()
+        closed = float(piece_norm2(piece, real=True))
+        closed_s = time.perf_counter() - start
+        quad = None
+        if problem.dim <= 3:
+            quad = float(quadrature_residual_l2(u, problem.operator))
+        est, std = mc_norm2(piece, samples, torch.Generator().manual_seed(seed + 1), real=True)
     return {
         "closed_form": closed,
         "closed_seconds": closed_s,

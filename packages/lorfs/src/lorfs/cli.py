@@ -170,3 +170,7 @@ def build_cli() -> PaperCLI:
 def main(args: Sequence[str] | None = None) -> int:
     """Entry point of the ``lorfs`` console script."""
     return build_cli().main(args)
+
+
+if __name__ == "__main__":  # pragma: no cover - ``python -m lorfs.cli``
+    raise SystemExit(main())

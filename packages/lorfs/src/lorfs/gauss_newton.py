@@ -260,6 +260,10 @@ def gauss_newton_solve(
                 lam[j] *= 10.0
         result.losses.append(current)
         result.sweeps += 1
-        if current == 0.0 or start - current <= tol * start:
+        if current == 0.0:
             break
+        if start - current <= tol * start:
+            if min(lam) > 1e6:  # no block can make progress even with heavy damping
+                break
+            lam = [damping] * model.dim  # restart the damping (the trust region collapsed)
     return result

@@ -116,7 +116,7 @@ class LoRFSModule(pl.LightningModule):
         if adam_steps < 0 or lbfgs_iter < 1 or lr <= 0:
             raise ValueError("adam_steps must be >= 0, lbfgs_iter >= 1 and lr > 0")
         axes = self.problem.make_axes(modes)
-        self.model = LowRankFourierSum(axes, rank or self.problem.rank, seed=seed)
+        self.model = LowRankFourierSum(axes, self.problem.rank if rank is None else rank, seed=seed)
         if not self.problem.is_linear:
             initial_condition_start(self.model, self.problem)
         self.val_error = RelativeL2Error()
