@@ -64,7 +64,7 @@ SETTINGS = {
         sizes=(5, 10),
         seeds=5,
         max_iterations=60_000,
-        efg=(("kuhn_poker", 600),),
+        efg=(("kuhn_poker", 800),),
     ),
     "full": ReproduceSettings(
         eta=0.01,
@@ -82,7 +82,7 @@ SETTINGS = {
 RANDOM_ETA_SCALE = 0.5
 RANDOM_EPS = 1e-6
 # part 4: AsymP-DGDA strength and step size (chosen on Kuhn; see README)
-EFG_MU, EFG_ETA = 0.01, 1.0
+EFG_MU, EFG_ETA = 0.02, 3.0
 
 SWEEPS = {
     "BRPS": (biased_rps, (0.5, 1.0, 2.0, 2.5, 3.0, 4.0)),

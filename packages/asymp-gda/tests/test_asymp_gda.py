@@ -1,0 +1,101 @@
+"""AsymP-GDA: exact equilibrium for small strength, linear rate, theory agreement."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from asymp_gda.asymp_gda import asymp_gda
+from asymp_gda.baselines import gda, ogda, symp_gda
+from asymp_gda.matrix_game import MatrixGame, biased_rps, m_ne, random_game
+from asymp_gda.parameter_free import parameter_free
+from asymp_gda.perturbed_solution import (
+    invariance_threshold,
+    least_norm_equilibrium,
+    perturbed_solution,
+)
+from asymp_gda.strength_sweep import strength_sweep
+
+
+def test_brps_asymp_exact_while_symp_stalls_and_gda_cycles():
+    g = biased_rps()
+    a = asymp_gda(g, mu=1.0, eta=0.01, iterations=20_000, side="x")
+    assert float(a.final("expl_x")[0]) < 1e-10
+    assert torch.allclose(a.x[0], torch.tensor([0.2, 0.6, 0.2], dtype=torch.float64), atol=1e-9)
+    s = symp_gda(g, mu=1.0, eta=0.1, iterations=2_000)
+    assert abs(float(s.final()[0]) - 0.286) < 0.005
+    assert float(gda(g, eta=0.1, iterations=2_000).final()[0]) > 0.1
+
+
+def test_both_sides_give_a_full_equilibrium():
+    g = biased_rps()
+    x_only = asymp_gda(g, mu=1.0, eta=0.1, iterations=2_000, side="x")
+    assert float(x_only.final("expl_y")[0]) > 0.1  # the unperturbed y does not converge
+    both = asymp_gda(g, mu=1.0, eta=0.1, iterations=2_000, side="both")
+    assert float(both.final("nash_conv")[0]) < 1e-10
+    assert both.updates_per_step == 4
+
+
+def test_strength_sweep_threshold():
+    brps = strength_sweep(biased_rps(), [1.0, 2.0, 4.0], eta=0.1, iterations=3_000)
+    assert [r.expl_dynamics < 1e-9 for r in brps] == [True, True, False]
+    mne = strength_sweep(m_ne(), [0.5, 1.0, 2.0], eta=0.1, iterations=3_000)
+    assert [r.expl_dynamics < 1e-9 for r in mne] == [True, True, False]
+    # bisection agrees with the sweep: BRPS in (2, 4), M-Ne in (1, 2)
+    assert 2.0 <= invariance_threshold(biased_rps()) < 4.0
+    assert 1.0 <= invariance_threshold(m_ne()) < 2.0
+
+
+@pytest.mark.parametrize(("seed", "mu"), [(0, 0.05), (1, 0.5), (2, 3.0)])
+def test_converges_to_exact_qp_solution_for_any_strength(seed, mu):
+    g = random_game(4, 3, seed=seed)
+    (row,) = strength_sweep(g, [mu], eta=0.1, iterations=20_000 if mu < 0.1 else 4_000)
+    assert row.distance < 1e-6
+
+
+def test_linear_last_iterate_rate_on_random_games():
+    for seed in range(3):
+        g = random_game(5, seed=seed)
+        mu = 0.5 * invariance_threshold(g)
+        eta = 0.9 / (g.norm + mu)  # below the stability bound
+        tr = asymp_gda(g, mu=mu, eta=eta, iterations=4_000, record_every=100)
+        steps = np.array(tr.steps)
+        expl = tr.curve("expl_x")[:, 0].numpy()
+        # log-exploitability is fitted by a line of negative slope until machine precision
+        window = expl > 1e-13
+        t, le = steps[window], np.log(expl[window])
+        assert len(t) >= 4
+        slope, intercept = np.polyfit(t, le, 1)
+        r2 = 1 - ((le - (slope * t + intercept)) ** 2).sum() / ((le - le.mean()) ** 2).sum()
+        assert slope < 0 and r2 > 0.8, (seed, slope, r2)
+        assert expl[-1] < 1e-3 * expl[0]
+        if expl[-1] < 1e-12:  # converged: the limit is the exact perturbed solution
+            xq, _ = perturbed_solution(g, mu)
+            assert float((tr.x[0] - xq).abs().sum()) < 1e-8
+
+
+def test_least_norm_selection_with_duplicated_row():
+    # the duplicated rows 1 and 3 split mass equally: the least-norm equilibrium
+    P = np.array([[0.0, -1.0, 3.0], [1.0, 0.0, -1.0], [-3.0, 1.0, 0.0], [1.0, 0.0, -1.0]])
+    g = MatrixGame.from_maximizer_payoff(P)
+    x0 = torch.tensor([0.05, 0.8, 0.1, 0.05], dtype=torch.float64)  # asymmetric start
+    tr = asymp_gda(g, mu=0.3, eta=0.05, iterations=20_000, x0=x0)
+    expected = torch.tensor([0.2, 0.3, 0.2, 0.3], dtype=torch.float64)
+    assert torch.allclose(least_norm_equilibrium(g), expected, atol=1e-7)
+    assert torch.allclose(tr.x[0], expected, atol=1e-7)
+
+
+def test_parameter_free_stops_below_eps_with_mu_below_threshold():
+    games = [random_game(4, seed=s) for s in range(3)]
+    r = parameter_free(games, eps=1e-6, eta_scale=0.5, max_iterations=100_000)
+    assert bool(r.converged.all())
+    assert (r.exploitability <= 1e-6).all()
+    for g, mu in zip(games, r.mu.tolist(), strict=True):
+        # the certificate only halves mu above the threshold, so it stops within a factor 2 below it
+        assert mu <= 2 * invariance_threshold(g) * (1 + 1e-3)
+
+
+def test_ogda_reaches_machine_precision():
+    tr = ogda(biased_rps(), eta=0.1, iterations=4_000)
+    assert float(tr.final()[0]) < 1e-10
+    assert math.isfinite(float(tr.final()[0]))
