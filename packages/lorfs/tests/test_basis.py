@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pytest
 import torch
-
 from lorfs.basis import FourierAxis
 
 

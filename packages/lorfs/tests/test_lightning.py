@@ -4,7 +4,6 @@ import lightning.pytorch as pl
 import pytest
 import torch
 from icml26_shared.contract import check_contract
-
 from lorfs.benchmark import load_checkpoint
 from lorfs.lightning_solver import LoRFSModule
 from lorfs.pinn import PINNModule
@@ -35,8 +34,13 @@ def test_pinn_module_contract(tmp_path, arch):
 
 def _trainer(tmp_path, epochs):
     return pl.Trainer(
-        accelerator="cpu", max_epochs=epochs, logger=False, enable_progress_bar=False,
-        enable_model_summary=False, default_root_dir=tmp_path, enable_checkpointing=False,
+        accelerator="cpu",
+        max_epochs=epochs,
+        logger=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        default_root_dir=tmp_path,
+        enable_checkpointing=False,
     )
 
 
@@ -44,7 +48,9 @@ def test_lorfs_module_solves_convection_and_round_trips(tmp_path):
     model = LoRFSModule("convection", {"beta": 30}, solver="als")
     trainer = _trainer(tmp_path, 1)
     trainer.fit(model, datamodule=ProblemDataModule("convection", {"beta": 30}, 8, 2000))
-    [metrics] = trainer.test(model, datamodule=ProblemDataModule("convection", {"beta": 30}, 8, 2000), verbose=False)
+    [metrics] = trainer.test(
+        model, datamodule=ProblemDataModule("convection", {"beta": 30}, 8, 2000), verbose=False
+    )
     assert metrics["test_rel_l2"] < 1e-4
     ckpt = tmp_path / "m.ckpt"
     trainer.save_checkpoint(ckpt)
@@ -54,7 +60,9 @@ def test_lorfs_module_solves_convection_and_round_trips(tmp_path):
 
 
 def test_adam_lbfgs_lowers_the_closed_form_loss(tmp_path):
-    model = LoRFSModule("torus_poisson", {"d": 2}, rank=2, solver="adam_lbfgs", adam_steps=5, lbfgs_iter=30)
+    model = LoRFSModule(
+        "torus_poisson", {"d": 2}, rank=2, solver="adam_lbfgs", adam_steps=5, lbfgs_iter=30
+    )
     before = float(model.physics_loss().detach())
     _trainer(tmp_path, 8).fit(model, datamodule=_data("torus_poisson", {"d": 2}))
     assert float(model.physics_loss().detach()) < 0.1 * before

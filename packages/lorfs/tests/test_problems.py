@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pytest
 import torch
-
 from lorfs.pinn import pde_residual
 from lorfs.problems import get_problem
 from lorfs.reference import allen_cahn_flow, logistic_flow, strang_splitting
@@ -62,9 +61,15 @@ def test_strang_reference_converges_and_matches_pure_diffusion():
     _, u = strang_splitting(u0, 2 * math.pi, 0.5, lambda v, dt: v, 1.0, 100, 11)
     assert np.allclose(u[-1], np.exp(-0.5) * np.sin(x), atol=1e-12)
     g = np.exp(-((x - math.pi) ** 2))
-    coarse = strang_splitting(g, 2 * math.pi, 1.0, lambda v, dt: logistic_flow(v, 5, dt), 1.0, 100, 2)[1][-1]
-    fine = strang_splitting(g, 2 * math.pi, 1.0, lambda v, dt: logistic_flow(v, 5, dt), 1.0, 400, 2)[1][-1]
-    finer = strang_splitting(g, 2 * math.pi, 1.0, lambda v, dt: logistic_flow(v, 5, dt), 1.0, 1600, 2)[1][-1]
+    coarse = strang_splitting(
+        g, 2 * math.pi, 1.0, lambda v, dt: logistic_flow(v, 5, dt), 1.0, 100, 2
+    )[1][-1]
+    fine = strang_splitting(
+        g, 2 * math.pi, 1.0, lambda v, dt: logistic_flow(v, 5, dt), 1.0, 400, 2
+    )[1][-1]
+    finer = strang_splitting(
+        g, 2 * math.pi, 1.0, lambda v, dt: logistic_flow(v, 5, dt), 1.0, 1600, 2
+    )[1][-1]
     e1, e2 = np.abs(coarse - finer).max(), np.abs(fine - finer).max()
     assert e2 < e1 / 8  # second order: 4x smaller step -> ~16x smaller error
 

@@ -4,7 +4,6 @@ import math
 
 import pytest
 import torch
-
 from lorfs.als import als_solve, fit_sum, greedy_als, solve_linear
 from lorfs.basis import FourierAxis
 from lorfs.fourier_sum import LowRankFourierSum, SeparableSum
@@ -31,8 +30,11 @@ def test_rank_one_plane_wave_in_d100():
 
     def pieces(u):  # -Lap u = d sin(sum x) on the torus, mean pinned
         return [
-            Piece([(u, Laplacian(range(d), -1.0)), (wave, Laplacian(range(d), 1.0))],
-                  ["integral"] * d, weight=1.0 / d**2),
+            Piece(
+                [(u, Laplacian(range(d), -1.0)), (wave, Laplacian(range(d), 1.0))],
+                ["integral"] * d,
+                weight=1.0 / d**2,
+            ),
             Piece([(u, Laplacian(range(d), 0.0) + _identity())], ["moment"] * d),
         ]
 
@@ -88,7 +90,10 @@ def test_als_loss_decreases_monotonically():
 
 
 def test_fit_sum_reproduces_a_target_and_round_keeps_the_function():
-    axes = [FourierAxis("t", (0.0, 1.0), 3, kind="extension"), FourierAxis("x", (0, 2 * math.pi), 3)]
+    axes = [
+        FourierAxis("t", (0.0, 1.0), 3, kind="extension"),
+        FourierAxis("x", (0, 2 * math.pi), 3),
+    ]
     target = LowRankFourierSum(axes, rank=2, init_scale=0.5, seed=4)
     u = LowRankFourierSum(axes, rank=2, seed=5)
     fit_sum(u, target.as_sum().padded([3, 3]), sweeps=20)
@@ -98,7 +103,8 @@ def test_fit_sum_reproduces_a_target_and_round_keeps_the_function():
 
 
 @pytest.mark.parametrize(
-    "name, kwargs", [("torus_heat", {"d": 10}), ("convection_nd", {"d": 10}), ("dirichlet_poisson", {"d": 5})]
+    "name, kwargs",
+    [("torus_heat", {"d": 10}), ("convection_nd", {"d": 10}), ("dirichlet_poisson", {"d": 5})],
 )
 def test_high_d_problems_solved_to_exactness(name, kwargs):
     problem = get_problem(name, **kwargs)

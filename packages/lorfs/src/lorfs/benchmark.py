@@ -65,7 +65,9 @@ def solve_problem(
     else:
         if problem.dim > 3:
             raise ValueError("nonlinear problems need D <= 3 (tensor quadrature)")
-        model = LowRankFourierSum(problem.make_axes(modes), problem.rank if rank is None else rank, seed=seed)
+        model = LowRankFourierSum(
+            problem.make_axes(modes), problem.rank if rank is None else rank, seed=seed
+        )
         initial_condition_start(model, problem)
         gauss_newton_solve(model, problem, sweeps=sweeps or 40)
         solver = "Gauss-Newton"
@@ -129,7 +131,9 @@ def train_pinn(
     label = {"mlp": "PINN", "fourier": "FF-PINN", "separable": "SPINN"}[arch]
     label += " fp64" if precision == "float64" else ""
     n_params = sum(p.numel() for p in module.parameters())
-    return MethodRun(module.problem.name, label, err, seconds, n_params, 0, f"Adam+L-BFGS {precision}")
+    return MethodRun(
+        module.problem.name, label, err, seconds, n_params, 0, f"Adam+L-BFGS {precision}"
+    )
 
 
 def spectral_run(name: str, params: dict | None = None, seed: int = 0, n_test: int = 10_000):
@@ -155,7 +159,11 @@ def compare_losses(
     if samples < 2:
         raise ValueError(f"samples must be >= 2, got {samples}")
     with torch.no_grad():
-        u = LowRankFourierSum(problem.make_axes(), rank, init_scale=0.5, seed=seed).balance_().as_sum()
+        u = (
+            LowRankFourierSum(problem.make_axes(), rank, init_scale=0.5, seed=seed)
+            .balance_()
+            .as_sum()
+        )
     piece = Piece([(u, problem.operator)], ["integral"] * problem.dim)
     with torch.no_grad():
         start = time.perf_counter()
@@ -219,5 +227,5 @@ def load_checkpoint(path: Path):
         hp = ckpt.get("hyper_parameters", {})
         cls = PINNModule if "arch" in hp else LoRFSModule
         return cls.load_from_checkpoint(path, map_location="cpu", weights_only=False).eval()
-    except (RuntimeError, KeyError, TypeError, EOFError, AttributeError) as err:
+    except Exception as err:  # noqa: BLE001 - any unreadable file is a usage error
         raise ValueError(f"cannot read checkpoint {str(path)!r}: {err}") from err

@@ -89,8 +89,14 @@ def benchmark(
     print(f"{run.problem}")
     print(f"  LoRFS ({run.solver})  error {run.error:.3e}  time {run.seconds:.2f} s")
     pinn = train_pinn(
-        problem, _params(params), arch=arch, precision=precision, adam_steps=pinn_steps,
-        lbfgs_steps=pinn_lbfgs, n_collocation=collocation, seed=seed,
+        problem,
+        _params(params),
+        arch=arch,
+        precision=precision,
+        adam_steps=pinn_steps,
+        lbfgs_steps=pinn_lbfgs,
+        n_collocation=collocation,
+        seed=seed,
     )
     print(f"  PINN ({arch}, {precision})  error {pinn.error:.3e}  time {pinn.seconds:.2f} s")
 

@@ -103,7 +103,9 @@ class LoRFSModule(pl.LightningModule):
         self.automatic_optimization = False
         self.problem = build_problem(problem, params)
         if solver not in ("als", "gauss_newton", "adam_lbfgs"):
-            raise ValueError(f"solver must be 'als', 'gauss_newton' or 'adam_lbfgs', got {solver!r}")
+            raise ValueError(
+                f"solver must be 'als', 'gauss_newton' or 'adam_lbfgs', got {solver!r}"
+            )
         if solver == "als" and not self.problem.is_linear:
             raise ValueError(
                 f"problem {self.problem.name!r} is nonlinear: ALS needs a linear PDE "
@@ -149,7 +151,9 @@ class LoRFSModule(pl.LightningModule):
 
     def configure_optimizers(self):
         if self.hparams.solver != "adam_lbfgs":
-            return None
+            # The exact solvers update the parameters themselves; this zero-rate optimiser only
+            # advances Lightning's step counter (checkpointing, max_steps, logging intervals).
+            return torch.optim.SGD(self.model.parameters(), lr=0.0)
         adam = torch.optim.Adam(self.model.parameters(), lr=self.hparams.lr)
         lbfgs = torch.optim.LBFGS(
             self.model.parameters(),
@@ -180,6 +184,10 @@ class LoRFSModule(pl.LightningModule):
                 self.model, self.problem, sweeps=1, ic_weight=self.hparams.ic_weight
             )
             value = torch.tensor(hist.losses[-1], dtype=torch.float64)
+        else:
+            value = None
+        if value is not None:
+            self.optimizers().step()  # no gradients: only counts the step
         else:
             adam, lbfgs = self.optimizers()
             if step < self.hparams.adam_steps:

@@ -66,7 +66,9 @@ class RelativeL2Error(torchmetrics.Metric):
     def update(self, pred: torch.Tensor, target: torch.Tensor) -> None:
         pred, target = pred.reshape(-1).to(RDTYPE), target.reshape(-1).to(RDTYPE)
         if pred.shape != target.shape:
-            raise ValueError(f"prediction {tuple(pred.shape)} and target {tuple(target.shape)} differ")
+            raise ValueError(
+                f"prediction {tuple(pred.shape)} and target {tuple(target.shape)} differ"
+            )
         self.err += (pred - target).pow(2).sum()
         self.ref += target.pow(2).sum()
 

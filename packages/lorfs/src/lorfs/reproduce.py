@@ -88,10 +88,10 @@ def budget(quick: bool) -> Budget:
 # modes and Gauss-Newton sweeps sized for a CPU run).
 LORFS_SETTINGS = {
     "reaction": {"rank": 4, "sweeps": 30},
-    "reaction_diffusion": {"rank": 4, "sweeps": 20},
+    "reaction_diffusion": {"rank": 4, "sweeps": 30},
     "allen_cahn": {"rank": 6, "modes": [12, 32], "sweeps": 15},
 }
-QUICK_LORFS = {"reaction": {"rank": 4, "modes": [12, 16], "sweeps": 12}}
+QUICK_LORFS: dict[str, dict] = {}
 
 
 def _cell(run: MethodRun | None) -> str:
@@ -167,13 +167,29 @@ def high_d_panel(b: Budget, seed: int) -> tuple[Table, list[dict]]:
         for d in b.high_d:
             run = solve_problem(name, {"d": d, **extra}, seed=seed, n_test=min(b.n_test, 4000))
             row[f"d={d}"] = _cell(run)
-            points.append({"method": "LoRFS", "problem": name, "d": d, "error": run.error, "seconds": run.seconds})
+            points.append(
+                {
+                    "method": "LoRFS",
+                    "problem": name,
+                    "d": d,
+                    "error": run.error,
+                    "seconds": run.seconds,
+                }
+            )
         table.add_row(**row)
     row = {"method": "PINN", "problem": "convection_nd"}
     for d in b.pinn_high_d:
         run = _pinn("convection_nd", {"d": d, "beta": 30}, "PINN", b, seed)
         row[f"d={d}"] = _cell(run)
-        points.append({"method": "PINN", "problem": "convection_nd", "d": d, "error": run.error, "seconds": run.seconds})
+        points.append(
+            {
+                "method": "PINN",
+                "problem": "convection_nd",
+                "d": d,
+                "error": run.error,
+                "seconds": run.seconds,
+            }
+        )
     table.add_row(**row)
     return table, points
 
@@ -182,18 +198,29 @@ def variance_panel(b: Budget, seed: int) -> tuple[Table, list[dict]]:
     """Monte-Carlo loss-estimate spread vs ``d`` for ``prod_j (1 + 0.5 sin x_j)``."""
     table = Table(
         "Loss-estimate variance: ||u||^2 of prod_j (1 + 0.5 sin x_j), closed form vs Monte Carlo",
-        ["d", "closed form", "closed form time (ms)", "MC rel. std (measured)", "MC rel. std (theory)"],
+        [
+            "d",
+            "closed form",
+            "closed form time (ms)",
+            "MC rel. std (measured)",
+            "MC rel. std (theory)",
+        ],
         notes=(
             f"Monte Carlo: 2000 uniform points, {b.variance_repeats} repeats. Theory: "
             "sqrt((kappa^d - 1) / N), kappa = 1.401. The closed form has zero variance; its value is "
-            "checked against (1 + a^2/2)^d."
+            "checked against (1 + a^2/2)^d. At large d the measured spread falls "
+            "below the theory because the estimator is heavy-tailed: the rare samples that carry the "
+            "mean are missed, so a sample standard deviation understates the true one (and the MC "
+            "estimate itself is biased low in practice)."
         ),
     )
     rows = []
     for d in b.variance_d:
         v = mc_variance(d, 2000, b.variance_repeats, seed)
         if abs(v["exact"] - v["exact_formula"]) > 1e-9 * v["exact_formula"]:
-            raise AssertionError(f"closed form {v['exact']} != formula {v['exact_formula']} at d={d}")
+            raise AssertionError(
+                f"closed form {v['exact']} != formula {v['exact_formula']} at d={d}"
+            )
         table.add_row(
             d=d,
             **{
@@ -234,7 +261,7 @@ def _figures(report: Report, runs: list[MethodRun], points: list[dict], var: lis
     report.save_figure(fig, "headline.png")
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
-    for (method, problem) in dict.fromkeys((p["method"], p["problem"]) for p in points):
+    for method, problem in dict.fromkeys((p["method"], p["problem"]) for p in points):
         sel = [p for p in points if p["method"] == method and p["problem"] == problem]
         ds = [p["d"] for p in sel]
         axes[0].plot(ds, [max(p["error"], 1e-17) for p in sel], "o-", label=f"{method} {problem}")

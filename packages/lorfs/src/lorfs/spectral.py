@@ -58,7 +58,9 @@ def spectral_solve(problem, modes: list[int] | int | None = None, rcond: float =
     True
     """
     if not problem.is_linear:
-        raise ValueError(f"problem {problem.name!r} is nonlinear: the spectral ceiling is linear only")
+        raise ValueError(
+            f"problem {problem.name!r} is nonlinear: the spectral ceiling is linear only"
+        )
     if problem.dim > 3:
         raise ValueError(f"the full-tensor solve is for D <= 3, got D = {problem.dim}")
     axes = problem.make_axes(modes)
@@ -108,9 +110,7 @@ def spectral_solve(problem, modes: list[int] | int | None = None, rcond: float =
     coeffs = (synth @ x).reshape([ax.size for ax in axes])
 
     def predict(points: torch.Tensor) -> torch.Tensor:
-        mats = [
-            ax.basis_matrix(points[:, j]) for j, ax in enumerate(axes)
-        ]  # (N, n_j)
+        mats = [ax.basis_matrix(points[:, j]) for j, ax in enumerate(axes)]  # (N, n_j)
         vals = coeffs
         out = None
         if len(axes) == 1:
