@@ -3,7 +3,6 @@
 import math
 
 import pytest
-
 from lorfs.benchmark import mc_variance
 from lorfs.reproduce import Budget, budget, variance_panel
 
@@ -13,7 +12,7 @@ def test_closed_form_of_the_product_field_and_mc_spread():
     assert v["exact"] == pytest.approx(1.125**10, rel=1e-12)
     # at moderate d the measured spread agrees with sqrt((kappa^d - 1) / N) within sampling error
     assert 0.5 < v["mc_rel_std"] / v["theory_rel_std"] < 2.0
-    assert v["theory_rel_std"] == pytest.approx(math.sqrt((1.40123 ** 10 - 1) / 500), rel=1e-3)
+    assert v["theory_rel_std"] == pytest.approx(math.sqrt((1.40123**10 - 1) / 500), rel=1e-3)
 
 
 def test_variance_panel_rows():

@@ -354,6 +354,44 @@ def sine_factor(axis: FourierAxis, m: int) -> torch.Tensor:
 TWO_PI = 2 * math.pi
 
 
+def _time_modes(beta: float, t_end: float) -> int:
+    """Fourier-extension modes in time (period ``2 T``) for a wave of speed ``beta``."""
+    return max(24, int(math.ceil(beta * 2 * t_end / (2 * math.pi))) + 32)
+
+
+def _projected_initial(fn: Callable[[torch.Tensor], torch.Tensor], modes_x: int) -> DataBuilder:
+    """``u(0, x) = fn(x)`` on axes ``(t, x)``: constant in time, FFT projection in ``x``."""
+
+    def initial(axes):
+        return SeparableSum(axes, [const_factor(), axes[1].project(fn, modes_x)[None, :]])
+
+    return initial
+
+
+def _plane_wave_initial(axes) -> SeparableSum:
+    """``u(0, x) = sin(sum_j x_j) = Re(-i prod_j e^{i x_j})`` on axes ``(t, x_1, ..., x_d)`` (rank 1)."""
+    return SeparableSum(
+        axes,
+        [const_factor()]
+        + [exp_factor(ax, 1, -1j if j == 0 else 1.0) for j, ax in enumerate(axes[1:])],
+    )
+
+
+def _splitting_reference(
+    u0, a: float, length: float, n: int, nu: float, flow, t_end: float, steps: int
+):
+    """Strang-splitting reference on ``n`` periodic nodes of ``[a, a + length)`` (101 output times)."""
+
+    def ref():
+        x = a + length * np.arange(n) / n
+        times, u = strang_splitting(
+            u0(torch.tensor(x)).numpy(), length, nu, flow, t_end, steps, 101
+        )
+        return _grid_reference(times, x, u, 1, 2)
+
+    return ref
+
+
 def convection(beta: float = 30.0, t_end: float = 1.0) -> Problem:
     """``u_t + beta u_x = 0`` on ``[0, 2 pi)``, ``u0 = sin x``; exact ``sin(x - beta t)``."""
     if beta < 0:
@@ -366,9 +404,7 @@ def convection(beta: float = 30.0, t_end: float = 1.0) -> Problem:
     def exact(p):
         return torch.sin(p[:, 1] - beta * p[:, 0])
 
-    k_t = max(
-        24, int(math.ceil(beta * 2 * t_end / (2 * math.pi))) + 32
-    )  # Fourier extension, period 2T
+    k_t = _time_modes(beta, t_end)
     return Problem(
         f"convection(beta={beta:g})",
         specs,
@@ -389,10 +425,7 @@ def reaction(rho: float = 5.0, t_end: float = 1.0, modes_x: int = 24) -> Problem
     """``u_t = rho u (1 - u)``, ``u0`` Gaussian; exact ``h e^{rho t} / (h e^{rho t} + 1 - h)``."""
     specs = [AxisSpec("t", (0.0, t_end), "time"), AxisSpec("x", (0.0, TWO_PI), "periodic")]
 
-    def initial(axes):
-        ax = axes[1]
-        c = ax.project(_gaussian, modes_x)[None, :]
-        return SeparableSum(axes, [const_factor(), c])
+    initial = _projected_initial(_gaussian, modes_x)
 
     def exact(p):
         h = _gaussian(p[:, 1])
@@ -425,22 +458,10 @@ def reaction_diffusion(
     """``u_t = nu u_xx + rho u (1 - u)`` on ``[0, 2 pi)``, Gaussian ``u0``; Strang-splitting reference."""
     specs = [AxisSpec("t", (0.0, t_end), "time"), AxisSpec("x", (0.0, TWO_PI), "periodic")]
 
-    def initial(axes):
-        return SeparableSum(axes, [const_factor(), axes[1].project(_gaussian, modes_x)[None, :]])
-
-    def ref():
-        n = 256
-        x = TWO_PI * np.arange(n) / n
-        times, u = strang_splitting(
-            _gaussian(torch.tensor(x)).numpy(),
-            TWO_PI,
-            nu,
-            lambda v, dt: logistic_flow(v, rho, dt),
-            t_end,
-            2000,
-            101,
-        )
-        return _grid_reference(times, x, u, 1, 2)
+    initial = _projected_initial(_gaussian, modes_x)
+    ref = _splitting_reference(
+        _gaussian, 0.0, TWO_PI, 256, nu, lambda v, dt: logistic_flow(v, rho, dt), t_end, 2000
+    )
 
     return Problem(
         f"reaction_diffusion(nu={nu:g},rho={rho:g})",
@@ -462,22 +483,10 @@ def allen_cahn(eps: float = 1e-4, a: float = 5.0, t_end: float = 1.0, modes_x: i
     def u0(x):
         return x**2 * torch.cos(math.pi * x)
 
-    def initial(axes):
-        return SeparableSum(axes, [const_factor(), axes[1].project(u0, modes_x)[None, :]])
-
-    def ref():
-        n = 512
-        x = -1 + 2 * np.arange(n) / n
-        times, u = strang_splitting(
-            u0(torch.tensor(x)).numpy(),
-            2.0,
-            eps,
-            lambda v, dt: allen_cahn_flow(v, a, dt),
-            t_end,
-            4000,
-            101,
-        )
-        return _grid_reference(times, x, u, 1, 2)
+    initial = _projected_initial(u0, modes_x)
+    ref = _splitting_reference(
+        u0, -1.0, 2.0, 512, eps, lambda v, dt: allen_cahn_flow(v, a, dt), t_end, 4000
+    )
 
     return Problem(
         f"allen_cahn(eps={eps:g})",
@@ -553,12 +562,7 @@ def torus_heat(d: int = 10, t_end: float = 1.0) -> Problem:
         AxisSpec(f"x{j}", (0.0, TWO_PI), "periodic") for j in range(d)
     ]
 
-    def initial(axes):
-        return SeparableSum(
-            axes,
-            [const_factor()]
-            + [exp_factor(ax, 1, -1j if j == 0 else 1.0) for j, ax in enumerate(axes[1:])],
-        )
+    initial = _plane_wave_initial
 
     def exact(p):
         return torch.exp(-p[:, 0]) * torch.sin(p[:, 1:].sum(1))
@@ -584,17 +588,12 @@ def convection_nd(d: int = 10, beta: float = 30.0, t_end: float = 1.0) -> Proble
     for j in range(1, d + 1):
         op = op + D(j, 1, beta / d)
 
-    def initial(axes):
-        return SeparableSum(
-            axes,
-            [const_factor()]
-            + [exp_factor(ax, 1, -1j if j == 0 else 1.0) for j, ax in enumerate(axes[1:])],
-        )
+    initial = _plane_wave_initial
 
     def exact(p):
         return torch.sin(p[:, 1:].sum(1) - beta * p[:, 0])
 
-    k_t = max(24, int(math.ceil(beta * 2 * t_end / (2 * math.pi))) + 32)
+    k_t = _time_modes(beta, t_end)
     return Problem(
         f"convection_nd(d={d},beta={beta:g})",
         specs,
