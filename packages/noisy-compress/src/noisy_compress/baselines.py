@@ -204,7 +204,7 @@ class DeconvolutionKDE:
 
     name = "deconvolution KDE"
 
-    def __init__(self, bandwidth: float | None = None, n_grid: int = 2048, n_freq: int = 512):
+    def __init__(self, bandwidth: float | None = None, n_grid: int = 1024, n_freq: int = 256):
         self.bandwidth, self.n_grid, self.n_freq = bandwidth, n_grid, n_freq
 
     def fit(self, y, noise):
@@ -234,7 +234,7 @@ class NaiveKDE:
 
     name = "naive KDE"
 
-    def __init__(self, n_grid: int = 2048):
+    def __init__(self, n_grid: int = 1024):
         self.n_grid = n_grid
 
     def fit(self, y, noise):

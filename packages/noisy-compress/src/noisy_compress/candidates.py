@@ -202,16 +202,16 @@ def enumerate_candidates(
                     move = rng.random()
                     slot = rng.integers(tau)
                     if move < 0.35:  # small shift of one quantised offset
-                        q[slot, rng.integers(d)] += rng.choice([-2, -1, 1, 2])
+                        q[slot, rng.integers(d)] += rng.choice([-8, -4, -2, -1, 1, 2, 4, 8])
                         q[slot] = np.clip(q[slot], q1[ix[slot]] - R, q1[ix[slot]] + R)
                     elif move < 0.55:  # fresh offset around the same noisy point
                         q[slot] = q1[ix[slot]] + rng.integers(-R, R + 1, size=d)
-                    elif move < 0.8 or not sizes:  # another noisy point of S1
+                    elif move < 0.7 or not sizes:  # another noisy point of S1
                         ix[slot] = rng.integers(n1)
                         q[slot] = q1[ix[slot]] + rng.integers(-R, R + 1, size=d)
                     else:  # change one code digit
                         j = rng.integers(len(sizes))
-                        c[j] = np.clip(c[j] + rng.choice([-2, -1, 1, 2]), 0, sizes[j] - 1)
+                        c[j] = np.clip(c[j] + rng.choice([-4, -2, -1, 1, 2, 4]), 0, sizes[j] - 1)
                     add(q, c, ix)
     else:
         raise ValueError(f"unknown candidate strategy {strategy!r}; choose all, sample or search")

@@ -1,17 +1,243 @@
-"""Command line of noisy-compress: ``noisy-compress --help``."""
+"""Command line of noisy-compress: ``noisy-compress --help``.
+
+``fit/validate/test/predict`` (LightningCLI over :class:`~noisy_compress.convolved_mle.ConvolvedMLEModule`
+or :class:`~noisy_compress.tournament_module.TournamentModule`, with
+:class:`~noisy_compress.noisy_data.NoisySampleDataModule` or
+:class:`~noisy_compress.noisy_data.SklearnNoisyDataModule`; configs use ``class_path``),
+``reproduce``, and the package commands ``learn``, ``bound``, ``curve`` and ``benchmark``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
 
-from icml26_shared.cli import PaperCLI
+from icml26_shared.cli import PaperCLI, UsageError
 
 from .paper import PAPER
 
+FamilyName = Literal["uniform", "gaussian", "axis-gaussian"]
+NoiseName = Literal["gaussian", "laplace", "uniform", "fejer"]
+
+
+def _read_samples(path: Path):
+    import numpy as np
+
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"data file {str(path)!r} does not exist")
+    try:
+        y = np.load(path) if path.suffix == ".npy" else np.loadtxt(path, delimiter=None, ndmin=2)
+    except (ValueError, OSError) as err:
+        raise UsageError(f"cannot read samples from {str(path)!r}: {err}") from err
+    return np.asarray(y, dtype=float)
+
+
+def learn(
+    data: Path | None = None,
+    target: str = "uniform",
+    n: int = 2000,
+    family: FamilyName | None = None,
+    k: int | None = None,
+    noise: NoiseName = "gaussian",
+    noise_scale: float = 0.1,
+    eps: float = 0.05,
+    delta: float = 0.1,
+    strategy: Literal["auto", "all", "sample", "search"] = "auto",
+    selection: Literal["auto", "scheffe", "min_distance", "knockout"] = "auto",
+    max_candidates: int = 300,
+    delta_q: float | None = None,
+    numerical: bool = False,
+    seed: int = 0,
+) -> None:
+    """Learn a member of a compressible family from noisy samples and print the certified result.
+
+    Args:
+        data: Noisy samples, ``.npy`` or whitespace text with one sample per row (default: draw
+            ``n`` samples of the planted ``target``).
+        target: Planted target when no data file is given (uniform, uniform-mixture, gaussian, gmm, uniform-2d).
+        n: Number of planted samples.
+        family: Family (default: the target's).
+        k: Mixture components (default: the target's, else 1).
+        noise: Known noise law.
+        noise_scale: Its scale (sigma, b, h or the band limit W).
+        eps: Accuracy in (0, 1).
+        delta: Confidence in (0, 1).
+        strategy: Candidate enumeration.
+        selection: Tournament.
+        max_candidates: Cap on the number of candidates.
+        delta_q: Quantisation step (default eps * std / 2).
+        numerical: Allow Monte-Carlo convolutions without a closed form.
+        seed: Seed.
+    """
+    import numpy as np
+
+    from .families import make_family
+    from .metrics import tv_distance
+    from .noise import make_noise
+    from .noisy_data import make_target, noisy_sample
+
+    truth = None
+    if data is not None:
+        y = _read_samples(data)
+        fam = make_family(family or "uniform", d=y.shape[1], k=k or 1)
+    else:
+        tgt = make_target(target)
+        fam = make_family(family or tgt.family, d=tgt.density.d, k=k or tgt.k)
+        truth = tgt.density
+    nz = make_noise(noise, noise_scale, d=fam.d)
+    if data is None:
+        _, y = noisy_sample(truth, nz, n, np.random.default_rng(seed))
+    from .learner import learn as run
+
+    res = run(fam, y, nz, eps=eps, delta=delta, strategy=strategy, selection=selection,
+              max_candidates=max_candidates, delta_q=delta_q, numerical=numerical, seed=seed)
+    print(res.summary())
+    if truth is not None and truth.d <= 2:
+        print(f"TV to the planted target: {tv_distance(truth, res.density):.4f}")
+
+
+def bound(
+    family: FamilyName = "uniform",
+    d: int = 1,
+    k: int = 1,
+    eps: float = 0.1,
+    delta: float = 0.1,
+    noise: NoiseName = "gaussian",
+    noise_scale: float = 0.3,
+    n: int = 5000,
+    delta_q: float = 0.01,
+    min_scale: float = 0.5,
+) -> None:
+    """Print the compression size, the clean and noisy sample complexity, and the noisy l2 bound.
+
+    Args:
+        family: Family.
+        d: Dimension.
+        k: Mixture components.
+        eps: Accuracy in (0, 1).
+        delta: Confidence in (0, 1).
+        noise: Noise law.
+        noise_scale: Its scale.
+        n: Sample size used for the perturbation radius and the l2 bound.
+        delta_q: Quantisation step.
+        min_scale: Smallest scale in the class (interval length / standard deviation) for the Fourier tail.
+    """
+    import math
+
+    from .bounds import clean_sample_complexity, noisy_l2_bound, noisy_sample_complexity
+    from .families import make_family
+    from .noise import make_noise
+    from .tournament import deviation_bound
+
+    fam = make_family(family, d=d, k=k)
+    nz = make_noise(noise, noise_scale, d=d)
+    nz.check_identifiable()
+    size = fam.compression_size(eps)
+    clean = clean_sample_complexity(size.tau, size.t, size.m, eps, delta)
+    radius = nz.radius(n // 2, delta)
+    noisy = noisy_sample_complexity(size, d, eps, delta, radius, delta_q)
+    print(f"{fam!r}: tau = {size.tau}, t = {size.t:.1f} bits, m = {size.m}")
+    print(f"clean: n1 = {clean.n1}, n2 = {clean.n2}, total = {clean.total} (log M = {clean.log_candidates:.1f})")
+    print(f"noisy ({nz!r}, r = {radius:.3g}, Delta = {delta_q:g}): total = {noisy.total} (log M = {noisy.log_candidates:.1f})")
+    dev = deviation_bound(n // 2, int(min(math.exp(2 * noisy.log_candidates), 1e300)), delta)
+    l2 = noisy_l2_bound(nz, fam, 2 * dev, min_scale)
+    print(f"at n = {n}: TV(f_hat*g, f*g) <= 3*OPT + {2 * dev:.4f}; clean l2 bound {l2.l2:.4g} (W = {l2.W:.3g})")
+
+
+def curve(
+    target: str = "uniform",
+    noise_scale: float = 0.1,
+    ns: list[int] | None = None,
+    seeds: int = 3,
+    eps: float = 0.1,
+    max_candidates: int = 150,
+    seed: int = 0,
+) -> None:
+    """Empirical sample-complexity curve: mean TV against n and the smallest n reaching TV <= eps.
+
+    Args:
+        target: Planted target.
+        noise_scale: Gaussian noise sigma.
+        ns: Sample sizes (default 250, 500, 1000, 2000, 4000).
+        seeds: Seeds per sample size.
+        eps: Target TV.
+        max_candidates: Candidate cap.
+        seed: Base seed.
+    """
+    import numpy as np
+
+    from .learner import learn as run
+    from .metrics import tv_distance
+    from .noise import GaussianNoise
+    from .noisy_data import make_target, noisy_sample
+
+    ns = ns or [250, 500, 1000, 2000, 4000]
+    if seeds < 1 or any(n < 2 for n in ns):
+        raise UsageError("seeds must be >= 1 and every n >= 2")
+    tgt = make_target(target)
+    nz = GaussianNoise(noise_scale, d=tgt.density.d)
+    hit = None
+    for n in ns:
+        tvs = []
+        for s in range(seeds):
+            _, y = noisy_sample(tgt.density, nz, n, np.random.default_rng([seed, s, n]))
+            res = run(tgt.make_family(), y, nz, max_candidates=max_candidates, seed=seed + s)
+            tvs.append(tv_distance(tgt.density, res.density))
+        ok = np.mean(np.array(tvs) <= eps) >= 2 / 3
+        hit = hit or (n if ok else None)
+        print(f"n = {n:6d}: mean TV {np.mean(tvs):.4f} (min {np.min(tvs):.4f}, max {np.max(tvs):.4f})")
+    print(f"smallest n with TV <= {eps} in >= 2/3 of seeds: {hit if hit else 'not reached'}")
+
+
+def benchmark(
+    target: str = "uniform-mixture",
+    noise_scale: float = 0.3,
+    n: int = 3000,
+    seed: int = 0,
+) -> None:
+    """TV and time of the learner and every anchor on one planted target and noise level.
+
+    Args:
+        target: Planted target.
+        noise_scale: Gaussian noise sigma.
+        n: Sample size.
+        seed: Seed.
+    """
+    import time
+
+    import numpy as np
+
+    from .metrics import tv_distance
+    from .noise import GaussianNoise
+    from .noisy_data import make_target, noisy_sample
+    from .reproduce import _methods, _settings
+
+    tgt = make_target(target)
+    if tgt.density.d != 1:
+        raise UsageError("benchmark compares 1-D targets (the KDE anchors are 1-D)")
+    nz = GaussianNoise(noise_scale)
+    _, y = noisy_sample(tgt.density, nz, n, np.random.default_rng(seed))
+    print(f"target {target}, sigma = {noise_scale}, n = {n}")
+    for name, fit in _methods(tgt, nz, seed, _settings(True), quick=False).items():
+        t0 = time.perf_counter()
+        est = fit(y)
+        print(f"  {name:40s} TV {tv_distance(tgt.density, est):.4f}  time {time.perf_counter() - t0:.2f} s")
+
 
 def build_cli() -> PaperCLI:
-    """The package's CLI; add ``model_class``, ``datamodule_class`` and extra ``commands``."""
-    return PaperCLI(PAPER)
+    """The package's CLI."""
+    import lightning.pytorch as pl
+
+    return PaperCLI(
+        PAPER,
+        model_class=pl.LightningModule,
+        datamodule_class=pl.LightningDataModule,
+        subclass_mode_model=True,
+        subclass_mode_data=True,
+        commands={"learn": learn, "bound": bound, "curve": curve, "benchmark": benchmark},
+    )
 
 
 def main(args: Sequence[str] | None = None) -> int:
