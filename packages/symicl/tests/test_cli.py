@@ -205,3 +205,65 @@ def test_benchmark_runs(capsys):
     assert main(["benchmark", "--d", "4", "--n_context", "8", "--episodes", "20"]) == 0
     out = capsys.readouterr().out
     assert "logistic" in out and "GD k=4" in out
+
+
+def _episodes(path, **override):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    arrays = {
+        "x": rng.standard_normal((3, 8, 4)),
+        "y": rng.integers(0, 2, (3, 8)),
+        "xq": rng.standard_normal((3, 4)),
+    }
+    arrays.update(override)
+    np.savez(path, **arrays)
+    return str(path)
+
+
+def test_classify_own_episodes_matches_the_model(checkpoints, tmp_path, capsys):
+    import numpy as np
+    import torch
+    from symicl.episodes import one_hot_labels
+
+    path = _episodes(tmp_path / "ep.npz")
+    assert main(["classify", "--checkpoint", str(checkpoints["tied"]), "--episodes", path]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("episode")]
+    model = ICLClassifierModule.load_from_checkpoint(checkpoints["tied"], weights_only=False)
+    data = np.load(path)
+    x, xq = torch.tensor(data["x"]).float(), torch.tensor(data["xq"]).float()
+    logits = model.model(x, one_hot_labels(torch.tensor(data["y"]), 2), xq)
+    assert [int(ln.split()[3]) for ln in lines] == logits.argmax(-1).tolist()
+    # one-hot labels and a single (N, d) episode are accepted too
+    onehot = np.eye(2)[data["y"][0]]
+    single = _episodes(tmp_path / "one.npz", x=data["x"][0], y=onehot, xq=data["xq"][0])
+    assert main(["classify", "--checkpoint", str(checkpoints["tied"]), "--episodes", single]) == 0
+    assert capsys.readouterr().out.count("episode ") == 1
+
+
+@pytest.mark.parametrize(
+    ("override", "match"),
+    [
+        ({"x": [[[float("nan")] * 4] * 8] * 3}, "x contains NaN or inf"),
+        ({"xq": [[float("inf")] * 4] * 3}, "xq contains NaN or inf"),
+        ({"y": [[0, 1, 2, 0, 1, 0, 1, 0]] * 3}, "labels must lie in [0, 1]"),
+        ({"y": [[[1, 1]] * 8] * 3}, "must be one-hot rows"),
+        ({"y": [[[0.5, 0.5]] * 8] * 3}, "must be one-hot rows"),
+        ({"x": [[[0.0] * 5] * 8] * 3, "xq": [[0.0] * 5] * 3}, "does not match the model's d=4"),
+        ({"y": [[0, 1]] * 3}, "shapes disagree"),
+    ],
+)
+def test_classify_bad_episodes_is_one_line(checkpoints, tmp_path, capsys, override, match):
+    path = _episodes(tmp_path / "bad.npz", **override)
+    assert main(["classify", "--checkpoint", str(checkpoints["tied"]), "--episodes", path]) == 2
+    _one_line_error(capsys, match)
+
+
+def test_classify_missing_array_is_one_line(checkpoints, tmp_path, capsys):
+    import numpy as np
+
+    path = tmp_path / "partial.npz"
+    np.savez(path, x=np.zeros((1, 4, 4)))
+    args = ["classify", "--checkpoint", str(checkpoints["tied"]), "--episodes", str(path)]
+    assert main(args) == 2
+    _one_line_error(capsys, "lacks the arrays")

@@ -67,6 +67,8 @@ class ICLClassifierModule(pl.LightningModule):
         )
         #: mean/max defects of an "augment" model just before its end-of-fit projection
         self.defect_before_projection: dict[str, float] | None = None
+        #: state dict of an "augment" model just before its end-of-fit projection
+        self.state_before_projection: dict[str, torch.Tensor] | None = None
 
     def forward(self, x: torch.Tensor, y: torch.Tensor, xq: torch.Tensor) -> torch.Tensor:
         """Probe logits ``(B, C)``; ``y`` may be integer labels ``(B, N)`` (-1 = unlabeled)."""
@@ -107,6 +109,9 @@ class ICLClassifierModule(pl.LightningModule):
         """Reynolds-project an ``"augment"`` model when training ends."""
         if self.hparams.project_at_end and self.model.symmetry == "augment":
             self.defect_before_projection = model_defects(self.model)
+            self.state_before_projection = {
+                k: v.detach().clone() for k, v in self.model.state_dict().items()
+            }
             self.model.project_()
 
     def configure_optimizers(self):

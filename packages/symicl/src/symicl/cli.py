@@ -2,7 +2,7 @@
 
 ``fit/validate/test/predict`` (LightningCLI over :class:`ICLClassifierModule` and
 :class:`LinearTaskDataModule`), ``reproduce``, and the package commands ``extract``,
-``verify``, ``evaluate`` and ``benchmark``.
+``verify``, ``evaluate``, ``classify`` (your own episodes from an ``.npz``) and ``benchmark``.
 """
 
 from __future__ import annotations
@@ -120,6 +120,31 @@ def evaluate(
         print(f"  {name}: {acc:.4f}")
 
 
+def classify(checkpoint: Path, episodes: Path) -> None:
+    """Classify the probes of your own episodes with a trained model.
+
+    Args:
+        checkpoint: Lightning checkpoint written by ``symicl fit``.
+        episodes: ``.npz`` file with ``x`` ((B, N, d) or (N, d)), ``y`` (integer labels,
+            -1 = unlabeled, or one-hot rows) and ``xq`` ((B, d) or (d,)).
+    """
+    import torch
+
+    from symicl.episodes import load_episodes, one_hot_labels
+
+    module = _load(checkpoint)
+    model = module.model
+    batch = load_episodes(episodes, model.n_classes)
+    if batch["x"].shape[-1] != model.d:
+        raise UsageError(
+            f"feature dimension {batch['x'].shape[-1]} does not match the model's d={model.d}"
+        )
+    with torch.no_grad():
+        logits = model(batch["x"], one_hot_labels(batch["y"], model.n_classes), batch["xq"])
+    for i, (row, pred) in enumerate(zip(logits.tolist(), logits.argmax(-1).tolist(), strict=True)):
+        print(f"episode {i}: class {pred}  logits " + " ".join(f"{v:.4f}" for v in row))
+
+
 def benchmark(
     d: int = 8,
     n_classes: int = 2,
@@ -178,6 +203,7 @@ def build_cli() -> PaperCLI:
             "extract": extract,
             "verify": verify,
             "evaluate": evaluate,
+            "classify": classify,
             "benchmark": benchmark,
         },
     )

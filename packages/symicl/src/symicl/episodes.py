@@ -16,6 +16,7 @@ Map of this module:
   contexts, a nonlinear task, longer contexts)         -> ``noise``, ``unlabeled``,
   ``kind="quadratic"``, ``n_context``
 * token labels as one-hot rows, unlabeled = zero row   -> :func:`one_hot_labels`
+* user episodes from an ``.npz`` file (validated)       -> :func:`load_episodes`
 
 Batches are dicts of tensors::
 
@@ -72,6 +73,59 @@ def one_hot_labels(y: torch.Tensor, n_classes: int) -> torch.Tensor:
     mask = y >= 0
     out[mask] = torch.nn.functional.one_hot(y[mask].long(), n_classes).float()
     return out
+
+
+def load_episodes(path, n_classes: int) -> dict[str, torch.Tensor]:
+    """Read episodes ``x``, ``y``, ``xq`` from an ``.npz`` file and validate them.
+
+    ``x`` is ``(N, d)`` or ``(B, N, d)``, ``xq`` is ``(d,)`` or ``(B, d)``; ``y`` holds
+    integer labels ``(B, N)`` (``-1`` = unlabeled) or one-hot rows ``(B, N, C)`` (all-zero
+    row = unlabeled). Returns a batch with integer ``y``; raises ``ValueError`` with one
+    line on NaN/inf, labels out of range, rows that are not one-hot or mismatched shapes.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: np.asarray(data[k]) for k in ("x", "y", "xq") if k in data}
+    except (OSError, ValueError) as err:
+        raise ValueError(f"cannot read episodes from {str(path)!r}: {err}") from err
+    missing = {"x", "y", "xq"} - set(arrays)
+    if missing:
+        raise ValueError(f"episode file {str(path)!r} lacks the arrays {sorted(missing)}")
+    x, y, xq = arrays["x"], arrays["y"], arrays["xq"]
+    if x.ndim == 2:  # a single episode
+        x, xq = x[None], xq[None]
+        y = y[None]
+    if x.ndim != 3 or xq.ndim != 2 or y.ndim not in (2, 3):
+        raise ValueError(
+            f"expected x (B, N, d), y (B, N) or (B, N, C) and xq (B, d); got shapes "
+            f"{x.shape}, {y.shape}, {xq.shape}"
+        )
+    for name, arr in (("x", x), ("xq", xq), ("y", y)):
+        if not np.issubdtype(arr.dtype, np.number):
+            raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} contains NaN or inf")
+    if y.ndim == 3:
+        if y.shape[-1] != n_classes:
+            raise ValueError(
+                f"one-hot labels have {y.shape[-1]} columns but the model has C={n_classes}"
+            )
+        if not (np.isin(y, (0, 1)).all() and (y.sum(-1) <= 1).all()):
+            raise ValueError("labels y must be one-hot rows (or all-zero rows for unlabeled)")
+        y = np.where(y.sum(-1) > 0, y.argmax(-1), -1)
+    elif not np.equal(np.mod(y, 1), 0).all():
+        raise ValueError("integer class labels expected in y")
+    if y.shape != x.shape[:2] or xq.shape[0] != x.shape[0] or xq.shape[1] != x.shape[2]:
+        raise ValueError(
+            f"shapes disagree: x {x.shape}, y {y.shape}, xq {xq.shape} (need y (B, N), xq (B, d))"
+        )
+    labels = torch.from_numpy(y.astype(np.int64))
+    one_hot_labels(labels, n_classes)  # range check: [0, C-1] or -1
+    return {
+        "x": torch.from_numpy(x.astype(np.float32)),
+        "y": labels,
+        "xq": torch.from_numpy(xq.astype(np.float32)),
+    }
 
 
 class LinearTaskSampler:

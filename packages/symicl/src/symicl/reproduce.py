@@ -16,6 +16,8 @@ logistic regression, 1-NN) on the *same* seeded episode banks:
 
 from __future__ import annotations
 
+import copy
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,7 +63,7 @@ FULL = Setting(
     tasks=((8, 2, 32), (8, 4, 64), (16, 4, 64)),
     depths=(1, 2, 4),
     other_depth=2,
-    steps=3000,
+    steps=2000,
     episodes=1000,
     gd_steps=(4, 16),
 )
@@ -75,6 +77,7 @@ def _task_name(task: tuple[int, int, int]) -> str:
 def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     """Train the three symmetry modes, evaluate them with the anchors, return the report."""
     torch.set_num_threads(1)  # matrices are tiny; threads only add contention on small CPUs
+    cpu_start = time.process_time()
     setting = QUICK if quick else FULL
     report = Report("symicl", out)
     base = setting.tasks[0]
@@ -88,9 +91,11 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
             f"Transformers: {setting.n_heads} heads, {setting.steps} Adam steps of "
             f"{setting.batch_size} episodes on the clean linear task; shift columns evaluate "
             f"the models trained at d={base[0]} C={base[1]} N={base[2]} (no retraining). "
-            "defect = mean ||W - P(W)||/||W|| over W_QK, W_OV; acc projected = accuracy after "
-            "Reynolds projection; recursion err = max |logit| difference between the extracted "
-            "recursion and the (projected) model, float64."
+            "Accuracy and defect columns use the weights as trained (augment: before its "
+            "end-of-fit projection). defect = mean ||W - P(W)||/||W|| over W_QK, W_OV; "
+            f"acc projected = accuracy at d={base[0]} C={base[1]} N={base[2]} after the "
+            "Reynolds projection; recursion err = max |logit| difference between the "
+            "extracted recursion and the projected model, float64."
         ),
     )
 
@@ -125,25 +130,29 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
             seed=seed,
         )
         model = module.model
+        # the weights as trained: augment was projected at the end of fit, undo that here
+        raw_model = model
+        if module.state_before_projection is not None:
+            raw_model = copy.deepcopy(model)
+            raw_model.load_state_dict(module.state_before_projection)
         row = rows.setdefault(f"{mode} L={depth}", {"method": f"{mode} L={depth}"})
-        row[_task_name(task)] = model_accuracy(model, banks[_task_name(task)])
+        row[_task_name(task)] = model_accuracy(raw_model, banks[_task_name(task)])
         if task != base:
             continue
-        # augment was projected at the end of fit; none keeps its raw weights
-        raw = module.defect_before_projection or model_defects(model)
+        raw = model_defects(raw_model)
         row["defect"] = (raw["qk_mean"] + raw["ov_mean"]) / 2
         for col in shift_cols:
-            row[col] = model_accuracy(model, banks[col])
+            row[col] = model_accuracy(raw_model, banks[col])
         rec = extract_recursion(model, project=True)
         projected = model if bool(model.projected) else _projected_copy(model)
         row["acc projected"] = model_accuracy(projected, banks[_task_name(base)])
         row["recursion err"] = rec.verify(projected, banks[_task_name(base)])
-        if mode != "none":
-            probe_bank = banks[_task_name(base)]
-            curves[f"{mode} L={depth}"] = (
-                trajectory_separation(projected, probe_bank).tolist(),
-                trajectory_alignment(projected, probe_bank).tolist(),
-            )
+        # trajectory of the model as trained (augment: its projection, which it now is)
+        probe_bank = banks[_task_name(base)]
+        curves[f"{mode} L={depth}"] = (
+            trajectory_separation(model, probe_bank).tolist(),
+            trajectory_alignment(model, probe_bank).tolist(),
+        )
     table.extend(rows[k] for k in sorted(rows, key=_row_order))
 
     # ---------------------------------------------------------------- anchors
@@ -155,14 +164,38 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     table.extend(anchor_rows.values())
     report.add_table(table)
 
+    report.add_table(_depth_table(curves, setting, base))
     _plot_curves(report, curves)
-    _summarise(report, table, base, setting, gd_lr)
+    _summarise(report, table, base, setting, gd_lr, curves)
+    report.note(f"CPU time of this run (one thread): {time.process_time() - cpu_start:.0f} s.")
     return report
 
 
-def _projected_copy(model):
-    import copy
+def _depth_table(curves: dict, setting: Setting, base) -> Table:
+    depth_max = max(setting.depths)
+    sep_cols = [f"sep l={layer}" for layer in range(depth_max + 1)]
+    align_cols = [f"align l={layer}" for layer in range(depth_max + 1)]
+    table = Table(
+        "Class separation and probe alignment along depth",
+        ["model", *sep_cols, *align_cols],
+        notes=(
+            f"d={base[0]} C={base[1]} N={base[2]} test episodes; l = 0 is the input, l = L "
+            "the last layer. sep = median over episodes of tr(S_B)/tr(S_W) of the context "
+            "features (clean labels); align = mean normalised margin "
+            "(<u, v_c*> - max_c <u, v_c>)/(|u| rms|v|) of the probe towards its true class "
+            "mean. Models as trained (augment after its Reynolds projection, none raw)."
+        ),
+    )
+    for name in sorted(curves, key=_row_order):
+        sep, align = curves[name]
+        row = {"model": name}
+        row.update({sep_cols[i]: v for i, v in enumerate(sep)})
+        row.update({align_cols[i]: v for i, v in enumerate(align)})
+        table.add_row(**row)
+    return table
 
+
+def _projected_copy(model):
     return copy.deepcopy(model).project_()
 
 
@@ -179,7 +212,7 @@ def _plot_curves(report: Report, curves: dict) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for name, (sep, align) in curves.items():
-        style = "-" if name.startswith("tied") else "--"
+        style = {"tied": "-", "augment": "--", "none": ":"}[name.split(" ")[0]]
         axes[0].plot(range(len(sep)), sep, style, marker="o", label=name)
         axes[1].plot(range(len(align)), align, style, marker="o", label=name)
     axes[0].set(xlabel="depth (layer)", ylabel="median tr(S_B)/tr(S_W)", title="class separation")
@@ -190,7 +223,7 @@ def _plot_curves(report: Report, curves: dict) -> None:
     report.save_figure(fig, "separation_vs_depth.png")
 
 
-def _summarise(report: Report, table: Table, base, setting: Setting, gd_lr) -> None:
+def _summarise(report: Report, table: Table, base, setting: Setting, gd_lr, curves) -> None:
     col = _task_name(base)
     acc = {row["method"]: row.get(col) for row in table.rows}
     lines = []
@@ -201,6 +234,11 @@ def _summarise(report: Report, table: Table, base, setting: Setting, gd_lr) -> N
             f"augment - none = {100 * (aug - none):+.1f} points, "
             f"tied - prototype = {100 * (tied - acc['prototype']):+.1f} points"
         )
+    grows = [name for name, (sep, _) in curves.items() if sep[-1] > sep[0]]
+    lines.append(
+        f"separation ratio larger at the last layer than at the input for {len(grows)} of "
+        f"{len(curves)} models ({', '.join(sorted(grows, key=_row_order)) or 'none'})"
+    )
     errs = [row["recursion err"] for row in table.rows if row.get("recursion err") is not None]
     lines.append(f"max recursion error over all models: {max(errs):.2e}")
     lr_text = "; ".join(
