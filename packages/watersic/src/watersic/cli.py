@@ -1,17 +1,225 @@
-"""Command line of watersic: ``watersic --help``."""
+"""Command line of watersic: ``watersic --help``.
+
+``fit/validate/test/predict`` (LightningCLI over :class:`watersic.finetune.WaterSICFinetune`
+and :class:`watersic.finetune.ByteTextDataModule`: WaterSIC-FT), ``reproduce``, and the
+package commands ``quantize`` (a whole model), ``rd-curve`` (one synthetic layer against the
+IT limit), ``inspect`` (per-layer report of a saved artifact) and ``benchmark`` (seconds and
+peak memory of WaterSIC vs GPTQ on one large layer).
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
 
-from icml26_shared.cli import PaperCLI
+from icml26_shared.cli import PaperCLI, UsageError
 
 from .paper import PAPER
 
+Method = Literal["watersic", "huffman-gptq", "gptq", "rtn", "hqq", "quanto"]
+
+
+def _load_model(model: str, seed: int, quick: bool):
+    """``tiny-llama`` (pretrained here), ``minilm`` (bench extra) or a hub id / local path."""
+    from watersic.text_corpus import byte_sequences, stdlib_text
+
+    if model == "tiny-llama":
+        from watersic.tiny_llm import TinyLlamaSpec, train_tiny_llama
+
+        spec = (
+            TinyLlamaSpec(hidden_size=64, intermediate_size=176, num_layers=2, num_heads=2,
+                          seq_len=64, train_steps=100, train_bytes=300_000)
+            if quick
+            else TinyLlamaSpec()
+        )  # fmt: skip
+        fp = train_tiny_llama(spec, seed)
+        cal = byte_sequences(stdlib_text("train", spec.train_bytes), spec.seq_len, 64)
+        ev = byte_sequences(stdlib_text("heldout"), spec.seq_len, 64)
+        return fp, cal, ev
+    if model == "minilm":
+        from watersic import minilm
+        from watersic.text_corpus import stdlib_docstrings
+
+        try:
+            fp, tok = minilm.load_minilm()
+        except ImportError as err:
+            raise UsageError(str(err)) from None
+        docs = list(stdlib_docstrings())
+        return fp, minilm.calibration_windows(tok, docs[:256], 64), None
+    from icml26_shared.hub import HubUnavailableError
+
+    from watersic.finetune import load_causal_lm
+
+    try:
+        fp = load_causal_lm(model)
+    except HubUnavailableError as err:
+        raise UsageError(str(err)) from None
+    except OSError as err:
+        raise UsageError(f"cannot load model {model!r}: {str(err).splitlines()[0]}") from None
+    return fp, None, None
+
+
+def quantize(
+    model: str = "tiny-llama",
+    rate: float = 3.0,
+    method: Method = "watersic",
+    out: Path | None = None,
+    accounting: Literal["pooled", "per_column"] = "pooled",
+    group_size: int | None = None,
+    calibration_tokens: int = 8192,
+    quick: bool = False,
+    seed: int = 0,
+) -> None:
+    """Quantize a whole model and save safetensors + a JSON manifest.
+
+    Args:
+        model: ``tiny-llama`` (pretrained here on CPython's sources), ``minilm`` (bench
+            extra) or a ``transformers`` causal-LM id / local path.
+        rate: Target bits per weight (entropy methods) or grid bits (gptq/rtn/hqq/quanto).
+        method: Quantizer.
+        out: Folder for the artifact (default: print the report only).
+        accounting: WaterSIC entropy accounting.
+        group_size: GPTQ/RTN/HQQ group size.
+        calibration_tokens: Calibration tokens for a hub model (stdlib text, byte-tokenised
+            through the model's own tokenizer is not attempted: token ids are bytes mod vocab).
+        quick: Small tiny-llama (seconds instead of minutes).
+        seed: Seed of the tiny model's pretraining.
+    """
+    from watersic.evaluation import lm_report
+    from watersic.model_quantization import check_method, quantize_model
+    from watersic.text_corpus import byte_sequences, stdlib_text
+    from watersic.validation import check_rate
+
+    check_rate(rate)
+    check_method(method)
+    fp, cal, ev = _load_model(model, seed, quick)
+    if cal is None:  # hub model: byte ids of stdlib text folded into the vocabulary
+        vocab = int(getattr(fp.config, "vocab_size", 256))
+        cal = byte_sequences(stdlib_text("train"), 128, max(1, calibration_tokens // 128)) % vocab
+    art = quantize_model(fp, cal, rate, method, accounting=accounting, group_size=group_size)
+    print(f"{method}: {len(art.layers)} layers, {art.rate:.4f} bits/weight (target {rate:g})")
+    if ev is not None:
+        res = lm_report(fp, art.model, ev)
+        base = lm_report(fp, fp, ev)
+        print(
+            f"held-out perplexity {res['perplexity']:.4f} (full precision "
+            f"{base['perplexity']:.4f}), KL {res['kl_bits']:.4f} bits/token"
+        )
+    if out is not None:
+        art.save(out)
+        print(f"wrote {out}")
+
+
+def rd_curve(
+    spectrum: str = "wishart",
+    rows: int = 1024,
+    columns: int = 128,
+    rates: list[int] | None = None,
+    seed: int = 0,
+) -> None:
+    """Rate gap to the IT limit of every method on one synthetic Gaussian layer.
+
+    Args:
+        spectrum: Covariance family (identity, power1, power2, rotated_power2, diag_1e2,
+            diag_1e4, wishart).
+        rows: Output features a.
+        columns: Input features n.
+        rates: Rates in bits (default 1 2 3 4).
+        seed: Seed of W and of the covariance.
+    """
+    from watersic.reproduce import synthetic_rows
+    from watersic.synthetic import SPECTRA
+
+    if spectrum not in SPECTRA:
+        raise UsageError(f"unknown spectrum {spectrum!r}; choose one of {', '.join(SPECTRA)}")
+    if rows < 1 or columns < 1:
+        raise UsageError("rows and columns must be positive")
+    for rate in rates or [1, 2, 3, 4]:
+        if not 1 <= rate <= 8:
+            raise UsageError(f"rate {rate} out of range; use integers 1-8")
+        for r in synthetic_rows(spectrum, rate, rows, columns, seed):
+            print(
+                f"R={rate} {r['method']:26s} rate {r['rate']:.3f}  D {r['D_dB']:7.2f} dB  "
+                f"gap {r['gap']:.3f} bits"
+            )
+
+
+def inspect(artifact: Path) -> None:
+    """Print the per-layer JSON report of a saved artifact.
+
+    Args:
+        artifact: Folder written by ``watersic quantize --out``.
+    """
+    manifest = Path(artifact) / "manifest.json"
+    if not manifest.is_file():
+        raise UsageError(f"{str(manifest)!r} not found: not a saved watersic artifact")
+    data = json.loads(manifest.read_text())
+    print(json.dumps({k: data[k] for k in ("method", "target_rate", "rate", "coded_rate")}))
+    for row in data["layers"]:
+        print(json.dumps(row))
+
+
+def benchmark(size: int = 4096, rate: float = 4.0, repeats: int = 1, seed: int = 0) -> None:
+    """Seconds and peak memory of WaterSIC vs our GPTQ on one size x size layer.
+
+    Args:
+        size: Rows and columns of the layer (4096 in the issue).
+        rate: WaterSIC target rate; GPTQ uses round(rate) bits, group 128.
+        repeats: Timed repeats (median reported).
+        seed: Seed of W and of the (Wishart) second moment.
+    """
+    import torch
+    from icml26_shared.bench import peak_memory, time_it
+
+    from watersic.gptq import gptq_quantize
+    from watersic.synthetic import gaussian_weights, spectrum_covariance
+
+    if size < 8:
+        raise UsageError("size must be at least 8")
+    g = torch.Generator().manual_seed(seed)
+    W = gaussian_weights(size, size, g)
+    S = spectrum_covariance("wishart", size, g)
+    gs = 128 if size % 128 == 0 else None
+    print(f"layer {size}x{size}, Wishart second moment, {torch.get_num_threads()} threads")
+    results = {}
+    for name, fn in (
+        ("gptq", lambda: gptq_quantize(W, S, bits=round(rate), group_size=gs)),
+        ("watersic", lambda: _quantize_matrix(W, S, rate)),
+    ):
+        with peak_memory() as mem:
+            timing = time_it(fn, warmup=0, repeats=repeats)
+        results[name] = timing.median
+        q = timing.result
+        print(
+            f"  {name:9s} {timing.median:8.2f} s  peak memory +{mem.delta_mb:8.1f} MiB  "
+            f"rate {q.rate:.3f}  relative distortion {q.relative_distortion:.3e}"
+        )
+    print(f"  WaterSIC / GPTQ time ratio: {results['watersic'] / results['gptq']:.2f}")
+
+
+def _quantize_matrix(W, S, rate):
+    from watersic.layer_quantizer import quantize_matrix
+
+    return quantize_matrix(W, S, rate=rate)
+
 
 def build_cli() -> PaperCLI:
-    """The package's CLI; add ``model_class``, ``datamodule_class`` and extra ``commands``."""
-    return PaperCLI(PAPER)
+    """The package's CLI."""
+    from watersic.finetune import ByteTextDataModule, WaterSICFinetune
+
+    return PaperCLI(
+        PAPER,
+        model_class=WaterSICFinetune,
+        datamodule_class=ByteTextDataModule,
+        commands={
+            "quantize": quantize,
+            "rd-curve": rd_curve,
+            "inspect": inspect,
+            "benchmark": benchmark,
+        },
+    )
 
 
 def main(args: Sequence[str] | None = None) -> int:

@@ -42,7 +42,10 @@ from watersic.rtn import FixedRateMatrix, rtn_quantize
 from watersic.second_moment import SecondMoment
 from watersic.validation import check_rate
 
-METHODS = ("watersic", "huffman-gptq", "gptq", "rtn")
+#: Our quantizers, then the external anchors of the ``bench`` extra.
+METHODS = ("watersic", "huffman-gptq", "gptq", "rtn", "hqq", "quanto")
+ANCHOR_METHODS = ("hqq", "quanto")
+ENTROPY_METHODS = ("watersic", "huffman-gptq")
 #: Linear layers writing into the residual stream of a Llama-style block -> the norm whose
 #: input is that residual.
 RESIDUAL_SOURCES = {"o_proj": "input_layernorm", "down_proj": "post_attention_layernorm"}
@@ -53,6 +56,14 @@ def check_method(method: str) -> str:
     """Return ``method`` if known, else raise a clear ``ValueError``."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
+    if method in ANCHOR_METHODS:
+        from watersic.anchors import available
+
+        if not available(method):
+            raise ValueError(
+                f"method {method!r} needs the optional anchor library; "
+                "install it with: pip install 'watersic[bench]'"
+            )
     return method
 
 
@@ -203,6 +214,9 @@ class QuantizedArtifact:
                 tensors[f"{name}.bitstream"] = torch.frombuffer(
                     bytearray(q.to_bytes()), dtype=torch.uint8
                 )
+            elif q.method in ANCHOR_METHODS:
+                # external anchors: their packed formats are private; store what they decode to
+                tensors[f"{name}.dequantized"] = q.weight.to(torch.float32).contiguous()
             else:
                 tensors[f"{name}.codes"] = q.codes.to(torch.int16)
                 tensors[f"{name}.scales"] = q.scales.to(torch.float16)
@@ -280,6 +294,8 @@ def load_quantized(path: str | Path) -> nn.Module:
         name = row["layer"]
         if f"{name}.bitstream" in qt:
             W = QuantizedMatrix.from_bytes(qt[f"{name}.bitstream"].numpy().tobytes()).dequantize()
+        elif f"{name}.dequantized" in qt:
+            W = qt[f"{name}.dequantized"]
         else:
             W = _dequantize_fixed(qt, name, row)
         state[f"{name}.weight"] = W
@@ -345,13 +361,15 @@ def quantize_model(
     residual_compensation:
         WaterSIC: o_proj/down_proj also cancel the error already in the residual stream.
     rate_control:
-        Global controller (remaining bits / remaining parameters) instead of one fixed rate.
+        Global controller (remaining bits / remaining parameters) instead of one fixed rate
+        (entropy-coded methods only; fixed-grid methods always use ``round(rate)`` bits).
     multipliers:
         Per-weight-type rate multipliers for the controller, e.g. ``{"k_proj": 1.5}``.
     accounting:
         WaterSIC entropy accounting (``pooled`` or ``per_column``).
     group_size:
-        GPTQ/RTN group size (None: per row).
+        GPTQ/RTN/HQQ group size (None: per row for GPTQ/RTN, 64 for HQQ); a layer whose input
+        count it does not divide uses one group per row (its ``group_size`` is in the summary).
     rescalers:
         WaterSIC row/column rescalers.
     inplace:
@@ -396,7 +414,12 @@ def quantize_model(
     fp_snapshot = copy.deepcopy(fp_blocks) if inplace else fp_blocks
     for b in range(len(fp_blocks)):
         fblk, qblk = fp_snapshot[b], q_blocks[b]
-        for group in _linear_groups(fblk, fp_in[0], kwargs[0]):
+        groups = _linear_groups(fblk, fp_in[0], kwargs[0])
+        # The full-precision path does not change while the block is quantized: capture the
+        # inputs of every group (and of the residual norms) in one forward per batch.
+        fp_names = [g[0] for g in groups] + list(RESIDUAL_SOURCES.values())
+        fp_caps = [_capture(fblk, fp_names, x, kw) for x, kw in zip(fp_in, kwargs, strict=True)]
+        for group in groups:
             mods = dict(fblk.named_modules())
             n_in = mods[group[0]].in_features
             if tokens < n_in:
@@ -415,8 +438,7 @@ def quantize_model(
             out_dim = mods[group[0]].out_features
             acc = SecondMoment(n_in, cross=True, residual_dim=out_dim if use_res else None)
             probe = [group[0], *set(res_names.values())] if use_res else [group[0]]
-            for x_fp, x_q, kw in zip(fp_in, q_in, kwargs, strict=True):
-                got_fp = _capture(fblk, probe, x_fp, kw)
+            for got_fp, x_q, kw in zip(fp_caps, q_in, kwargs, strict=True):
                 got_q = _capture(qblk, probe, x_q, kw)
                 res = None
                 if use_res:
@@ -430,7 +452,11 @@ def quantize_model(
             for name in group:
                 full = f"{prefix}.{b}.{name}"
                 W = mods[name].weight.detach().to(torch.float64)
-                layer_rate = controller.next_rate(full, W.numel()) if rate_control else rate
+                layer_rate = (
+                    controller.next_rate(full, W.numel())
+                    if rate_control and method in ENTROPY_METHODS
+                    else rate
+                )
                 q = _quantize_layer(
                     method, W, S, Sh, Sx, Rx if (use_res and name in res_names) else None,
                     layer_rate, drift_correction, accounting, group_size, rescalers,
@@ -456,6 +482,22 @@ def _quantize_layer(method, W, S, Sh, Sx, Rx, rate, drift, accounting, group_siz
     if method == "huffman-gptq":
         return huffman_gptq(W, Sh, rate=rate)
     bits = max(1, min(16, round(rate)))
+    if group_size and W.shape[1] % group_size != 0:
+        group_size = None  # documented: a layer the group size does not divide uses row groups
+    if method == "hqq":
+        from watersic.anchors import hqq_quantize
+
+        gs = group_size or _largest_divisor(W.shape[1], 64)
+        return hqq_quantize(W, Sh, bits=bits, group_size=gs)
+    if method == "quanto":
+        from watersic.anchors import quanto_quantize
+
+        return quanto_quantize(W, Sh, bits=bits)
     if method == "gptq":
         return gptq_quantize(W, Sh, bits=bits, group_size=group_size)
     return rtn_quantize(W, Sh, bits=bits, group_size=group_size)
+
+
+def _largest_divisor(n: int, at_most: int) -> int:
+    """Largest divisor of ``n`` not above ``at_most`` (group size fitting a layer)."""
+    return max(d for d in range(1, min(n, at_most) + 1) if n % d == 0)
