@@ -1,18 +1,201 @@
-"""The ou-ident command line: help, and one clear line for bad input."""
+"""The ou-ident command line: help, package commands, one clear line for bad input."""
 
+from pathlib import Path
+
+import numpy as np
+import pytest
 from ou_ident.cli import main
 from ou_ident.paper import PAPER
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def _one_line_error(capsys, code, match):
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 1, err
+    assert match in err, err
 
 
 def test_help_lists_commands(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert "reproduce" in out
+    for cmd in (
+        "fit",
+        "validate",
+        "test",
+        "predict",
+        "reproduce",
+        "simulate",
+        "identifiability",
+        "solve",
+        "benchmark",
+    ):
+        assert cmd in out
     assert PAPER.title in out
 
 
 def test_unknown_command_exits_2(capsys):
-    assert main(["no-such-command"]) == 2
-    err = capsys.readouterr().err
-    assert "unknown command" in err
-    assert "Traceback" not in err
+    _one_line_error(capsys, main(["no-such-command"]), "unknown command")
+
+
+@pytest.fixture(scope="module")
+def experiment(tmp_path_factory):
+    f = tmp_path_factory.mktemp("exp") / "exp.npz"
+    assert main(["simulate", "--out", str(f), "--p", "6", "--n", "null", "--seed", "1"]) == 0
+    return f
+
+
+def test_simulate_then_solve_recovers_population_truth(experiment, capsys, tmp_path):
+    out = tmp_path / "fit.json"
+    for method in ("joint", "recursive"):
+        assert (
+            main(["solve", "--data", str(experiment), "--method", method, "--out", str(out)]) == 0
+        )
+        text = capsys.readouterr().out
+        err = float(text.split("relative error of A (scale aligned): ")[1].split()[0])
+        assert err < 1e-8
+    assert out.is_file()
+
+
+def test_identifiability_command(capsys):
+    assert main(["identifiability", "--graph", "dense", "--p", "3", "--family", "shift"]) == 0
+    out = capsys.readouterr().out
+    assert "nullity 4" in out and "NOT identifiable" in out
+    assert main(["identifiability", "--graph", "dense", "--p", "4"]) == 0
+    assert "nullity 1" in capsys.readouterr().out
+
+
+def test_bad_target(capsys):
+    _one_line_error(
+        capsys, main(["identifiability", "--p", "3", "--targets", "[7]"]), "out of range"
+    )
+
+
+def test_non_hurwitz_drift(tmp_path, capsys):
+    A = tmp_path / "A.npy"
+    np.save(A, np.array([[0.5, 0.0], [1.0, -1.0]]))
+    code = main(["simulate", "--out", str(tmp_path / "x.npz"), "--drift", str(A)])
+    _one_line_error(capsys, code, "not Hurwitz")
+
+
+def test_negative_noise_and_bad_strength(tmp_path, capsys):
+    A = tmp_path / "A.npy"
+    np.save(A, -np.eye(2))
+    code = main(
+        ["simulate", "--out", str(tmp_path / "x.npz"), "--drift", str(A), "--noise", "[-1, 1]"]
+    )
+    _one_line_error(capsys, code, "non-negative")
+    code = main(["simulate", "--out", str(tmp_path / "x.npz"), "--p", "4", "--strength", "-0.5"])
+    _one_line_error(capsys, code, "gamma must be > 0")
+
+
+def _tamper(src, dst, **changes):
+    z = dict(np.load(src))
+    z.update(changes)
+    np.savez(dst, **z)
+    return dst
+
+
+def test_nan_and_non_psd_covariance(experiment, tmp_path, capsys):
+    covs = np.load(experiment)["covs"].copy()
+    covs[0, 0, 0] = np.nan
+    f = _tamper(experiment, tmp_path / "nan.npz", covs=covs)
+    _one_line_error(capsys, main(["solve", "--data", str(f)]), "NaN")
+    covs = np.load(experiment)["covs"].copy()
+    covs[0] = -covs[0]
+    f = _tamper(experiment, tmp_path / "npsd.npz", covs=covs)
+    _one_line_error(capsys, main(["solve", "--data", str(f)]), "positive semi-definite")
+
+
+def test_duplicate_labels(experiment, tmp_path, capsys):
+    import json
+
+    specs = json.loads(str(np.load(experiment)["specs"]))
+    specs[1]["name"] = specs[0]["name"]
+    specs[1]["interventions"] = []
+    f = _tamper(experiment, tmp_path / "dup.npz", specs=np.array(json.dumps(specs)))
+    _one_line_error(capsys, main(["solve", "--data", str(f)]), "duplicate environment labels")
+
+
+def test_mask_without_diagonal_and_several_roots(experiment, tmp_path, capsys):
+    mask = np.load(experiment)["mask"].copy()
+    mask[0, 0] = False
+    np.save(tmp_path / "m.npy", mask)
+    code = main(["solve", "--data", str(experiment), "--mask", str(tmp_path / "m.npy")])
+    _one_line_error(capsys, code, "diagonal")
+    roots = np.eye(6, dtype=bool)
+    roots[2, 0] = roots[2, 1] = True
+    roots[3:, 2] = True
+    np.save(tmp_path / "r.npy", roots)
+    code = main(
+        [
+            "solve",
+            "--data",
+            str(experiment),
+            "--method",
+            "recursive",
+            "--mask",
+            str(tmp_path / "r.npy"),
+        ]
+    )
+    _one_line_error(capsys, code, "roots")
+    np.save(tmp_path / "e.npy", np.eye(6, dtype=bool))
+    code = main(
+        [
+            "solve",
+            "--data",
+            str(experiment),
+            "--method",
+            "recursive",
+            "--mask",
+            str(tmp_path / "e.npy"),
+        ]
+    )
+    _one_line_error(capsys, code, "disconnected")
+
+
+def _cells(tmp_path, n_per=30, p_genes=3):
+    rng = np.random.default_rng(0)
+    names = [f"G{i}" for i in range(p_genes)]
+    rows = [",".join(names + ["perturbation"])]
+    for label in ["control", "G0", "G1"]:
+        for _ in range(n_per):
+            rows.append(",".join(f"{v:.4f}" for v in rng.normal(size=p_genes)) + f",{label}")
+    f = tmp_path / "cells.csv"
+    f.write_text("\n".join(rows) + "\n")
+    return f
+
+
+def test_cells_csv_unknown_gene_and_few_cells(tmp_path, capsys):
+    f = _cells(tmp_path)
+    assert main(["solve", "--data", str(f), "--genes", "[G0, G1, G2]"]) == 0
+    capsys.readouterr()
+    _one_line_error(
+        capsys, main(["solve", "--data", str(f), "--genes", "[G0, FOXP9]"]), "unknown gene"
+    )
+    small = _cells(tmp_path, n_per=2, p_genes=3)
+    with pytest.warns(UserWarning, match="shrinkage"):
+        main(["solve", "--data", str(small), "--genes", "[G0, G1, G2]"])
+
+
+def test_missing_file(capsys):
+    _one_line_error(capsys, main(["solve", "--data", "no-such-file.npz"]), "does not exist")
+
+
+def test_offline_pertpy_name_is_one_line(capsys, monkeypatch):
+    import ou_ident.perturbseq as ps
+
+    monkeypatch.setattr(ps, "_online", lambda *a, **k: False)
+    with pytest.raises((OSError, ImportError), match="pip install|no network"):
+        ps.load_perturbseq("norman_2019")
+    with pytest.raises(ValueError, match="neither an existing file"):
+        ps.load_perturbseq("no_such_dataset")
+
+
+def test_fit_test_predict_from_config(tmp_path, capsys):
+    args = ["--config", str(CONFIGS / "smoke.yaml"), "--trainer.default_root_dir", str(tmp_path)]
+    assert main(["fit", *args]) == 0
+    assert main(["test", *args]) == 0
+    assert "test_rel_err_A" in capsys.readouterr().out

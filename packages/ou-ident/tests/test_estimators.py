@@ -106,21 +106,25 @@ def test_node_permutation_equivariance():
         np.testing.assert_allclose(b.A, a.A[np.ix_(perm, perm)], atol=1e-8)
 
 
-@pytest.mark.xfail(
-    reason="finite-sample threshold not met in the exact CI environment; conditioning is ~1e-4 with one intervention per SCC (see issue #8 note)",
-    strict=False,
-)
-def test_error_shrinks_with_n():
-    # one intervention per node: better conditioned than one per SCC (see the README)
+def test_error_shrinks_like_root_n_in_the_asymptotic_regime():
+    """Consistency at the n^-1/2 rate once n is past the pre-asymptotic plateau.
+
+    The earlier version compared n = 1e3 with n = 1e5 and failed at random: the
+    Cramer-Rao bound of this generator is ~1 relative error at n = 1e3 (weak
+    coupling makes the drift's antisymmetric part nearly invisible in the moments),
+    so every estimator is still in its plateau there. Exact Wishart moments make
+    n = 1e5 .. 1e7 cheap; there the error must fall by about 10x per 100x samples.
+    """
     errs = {}
-    for n in (1000, 100000):
+    for n in (10**5, 10**7):
         e = []
         for seed in range(3):
             prob = make_problem(6, "degradation", per_component=6, seed=seed)
-            fit = fit_joint(prob.moments(n=n, seed=seed), prob.mask)
+            fit = fit_joint(prob.moments(n=n, seed=seed, method="wishart"), prob.mask)
             e.append(rel_err(fit.A, prob.params.A))
         errs[n] = np.mean(e)
-    assert errs[100000] < 0.5 * errs[1000]
+    slope = np.log(errs[10**7] / errs[10**5]) / np.log(100.0)
+    assert -0.75 < slope < -0.3, (errs, slope)
 
 
 def test_unknown_support_exact_and_l1_sparsifies():

@@ -1,17 +1,284 @@
-"""Command line of ou-ident: ``ou-ident --help``."""
+"""Command line of ou-ident: ``ou-ident --help``.
+
+``fit/validate/test/predict`` (LightningCLI over :class:`~ou_ident.refinement.SteadyStateOU`
+and the moment datamodules, ``--data.class_path`` picks synthetic or Perturb-seq data),
+``reproduce``, and the package commands ``simulate``, ``identifiability``, ``solve`` and
+``benchmark``.
+"""
 
 from __future__ import annotations
 
+import json
+import warnings
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
 
-from icml26_shared.cli import PaperCLI
+import numpy as np
+from icml26_shared.cli import PaperCLI, UsageError
 
 from .paper import PAPER
 
+Family = Literal["shift", "noise", "degradation", "knockdown", "hard"]
+
+
+def _load_matrix(path: Path, what: str) -> np.ndarray:
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"{what} file {str(path)!r} does not exist")
+    try:
+        arr = np.load(path) if path.suffix == ".npy" else np.loadtxt(path, delimiter=",", ndmin=2)
+    except ValueError as exc:
+        raise UsageError(f"cannot read {what} from {str(path)!r}: {exc}") from exc
+    return np.asarray(arr, dtype=float)
+
+
+def simulate(
+    out: Path,
+    p: int = 10,
+    family: Family = "degradation",
+    per_component: int = 1,
+    n: int | None = 10_000,
+    strength: float | None = None,
+    drift: Path | None = None,
+    noise: list[float] | None = None,
+    targets: list[int] | None = None,
+    seed: int = 0,
+) -> None:
+    """Simulate a steady-state perturbation experiment and write its moments (.npz).
+
+    Args:
+        out: Output ``.npz`` file (read by ``ou-ident solve``).
+        p: Number of variables (ignored with ``--drift``).
+        family: Intervention family of the environments.
+        per_component: Interventions per strongly connected component.
+        n: Samples per environment (``null``: population moments).
+        strength: Strength of every intervention (default: random in the family's domain).
+        drift: Optional ``.npy``/``.csv`` drift matrix ``A`` (must be Hurwitz); ``b = 0``.
+        noise: Diagonal noise ``D`` for ``--drift`` (default: ones; must be >= 0).
+        targets: Targets for ``--drift`` (default: node 0).
+        seed: Seed of the graph, parameters and samples.
+    """
+    from ou_ident.experiment_file import save_experiment
+    from ou_ident.interventions import Environment, make_intervention
+    from ou_ident.ou_process import OUParams
+    from ou_ident.synthetic import SteadyStateProblem, make_problem, random_strength
+
+    if n is not None and n < 2:
+        raise UsageError(f"n must be >= 2 samples per environment, got {n}")
+    rng = np.random.default_rng(seed)
+    if drift is not None:
+        A = _load_matrix(drift, "drift")
+        p = A.shape[0]
+        params = OUParams(A, np.zeros(p), np.ones(p) if noise is None else noise)
+        params.check_hurwitz("a steady state for simulation")
+        envs = [Environment("obs")]
+        for t in targets or [0]:
+            if not 0 <= t < p:
+                raise UsageError(f"target {t} out of range for p={p} variables")
+            s = strength if strength is not None else random_strength(family, params, t, rng)
+            envs.append(Environment(f"{family}-{t}", (make_intervention(family, t, s),)))
+        prob = SteadyStateProblem(params, A != 0, envs, [])
+    else:
+        if noise is not None or targets is not None:
+            raise UsageError("--noise and --targets need --drift")
+        prob = make_problem(p, family, per_component, seed=seed)
+        if strength is not None:
+            envs = [prob.environments[0]] + [
+                Environment(
+                    e.name,
+                    tuple(make_intervention(family, iv.target, strength) for iv in e.interventions),
+                )
+                for e in prob.environments[1:]
+            ]
+            prob = SteadyStateProblem(prob.params, prob.mask, envs, prob.heldout)
+    data = prob.moments(n, seed=seed)
+    truth = {"A": prob.params.A, "b": prob.params.b, "d": prob.params.d}
+    save_experiment(out, data, prob.mask, truth)
+    comps = len(prob.graph.components)
+    print(f"wrote {out}: p={prob.params.p}, {len(data)} environments, {comps} SCCs, n={n}")
+
+
+def identifiability(
+    graph: Literal["dense", "chain", "random"] = "dense",
+    p: int = 4,
+    family: Family = "degradation",
+    targets: list[int] | None = None,
+    observational: bool = True,
+    n_draws: int = 3,
+    seed: int = 0,
+) -> None:
+    """Jacobian-rank nullity and conditioning of a graph, targets and family.
+
+    Args:
+        graph: ``dense`` (one SCC), ``chain`` (0 -> 1 -> ...) or ``random`` (generator).
+        p: Number of variables.
+        family: Intervention family.
+        targets: One target per interventional environment (default: one per SCC).
+        observational: Include the observational environment.
+        n_draws: Random parameter draws (the generic nullity is the smallest).
+        seed: Seed of the draws.
+    """
+    from ou_ident.drift_graph import DriftGraph
+    from ou_ident.identifiability import identifiability_report
+    from ou_ident.synthetic import random_scc_graph
+
+    if p < 1:
+        raise UsageError(f"p must be >= 1, got {p}")
+    if graph == "dense":
+        mask = np.ones((p, p), dtype=bool)
+    elif graph == "chain":
+        mask = np.eye(p, dtype=bool) | np.eye(p, k=-1, dtype=bool)
+    else:
+        mask = random_scc_graph(p, seed=seed)
+    g = DriftGraph(mask)
+    if targets is None:
+        targets = [c[0] for c in g.components]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rep = identifiability_report(mask, targets, family, observational, n_draws, seed)
+    verdict = "identifiable up to the global scale" if rep.identifiable else "NOT identifiable"
+    print(
+        f"{graph} graph, p={p}, {len(g.components)} SCCs, {family} on {list(targets)}: "
+        f"nullity {rep.nullity} ({verdict}), conditioning {rep.conditioning:.3g}, "
+        f"{rep.n_params} unknowns, {rep.n_equations} equations"
+    )
+    for w in caught:
+        print(f"warning: {w.message}")
+
+
+def solve(
+    data: Path,
+    method: Literal["joint", "recursive"] = "joint",
+    mask: Path | None = None,
+    unknown_support: bool = False,
+    l1: float = 0.0,
+    ridge: float = 0.0,
+    genes: list[str] | None = None,
+    family: Family = "knockdown",
+    shrinkage: float = 0.0,
+    out: Path | None = None,
+) -> None:
+    """Fit the OU parameters to an experiment file (.npz) or a cells CSV.
+
+    Args:
+        data: ``.npz`` from ``ou-ident simulate``, or a CSV with one row per cell
+            (gene columns and a ``perturbation`` column, ``control`` for controls).
+        method: ``joint`` (regularised least squares) or ``recursive`` (per SCC).
+        mask: Optional ``.npy``/``.csv`` drift support (must contain the diagonal).
+        unknown_support: Allow every edge (ignore the file's support).
+        l1: L1 penalty on the off-diagonal drift (joint only).
+        ridge: Ridge penalty on the off-diagonal drift (joint only).
+        genes: Genes to model (cells CSV only).
+        family: Intervention family of the perturbations (cells CSV only).
+        shrinkage: Covariance shrinkage towards the diagonal (cells CSV only).
+        out: Optional JSON file for the fitted parameters.
+    """
+    from ou_ident.experiment_file import load_experiment
+    from ou_ident.joint import fit_joint
+    from ou_ident.recovery_metrics import scale_aligned_rel_error
+    from ou_ident.recursive import fit_recursive
+
+    data = Path(data)
+    truth: dict = {}
+    if data.suffix == ".csv":
+        from ou_ident.perturbseq import read_cells_csv
+
+        moments, names = read_cells_csv(data, family=family, genes=genes, shrinkage=shrinkage)
+        support = None
+    else:
+        if genes is not None:
+            raise UsageError("--genes applies to a cells CSV, not to an experiment file")
+        moments, support, truth = load_experiment(data)
+        names = [str(i) for i in range(moments[0].p)]
+    if mask is not None:
+        support = _load_matrix(mask, "support mask") != 0
+    if unknown_support:
+        support = None
+    if method == "recursive":
+        if l1 or ridge:
+            raise UsageError("--l1/--ridge apply to --method joint")
+        if support is None:
+            raise UsageError("the recursive estimator needs a support (--mask or the file's)")
+        fit = fit_recursive(moments, support)
+    else:
+        fit = fit_joint(moments, support, ridge=ridge, l1=l1)
+    p = fit.params.p
+    print(f"{method} fit of {len(moments)} environments, p={p} (scale: tr D = p)")
+    if "A" in truth:
+        print(
+            f"relative error of A (scale aligned): {scale_aligned_rel_error(fit.A, truth['A']):.4g}"
+        )
+    for name, s in fit.strengths.items():
+        if s:
+            print(f"  {name}: strength {', '.join(f'{v:.4g}' for v in s)}")
+    if out is not None:
+        payload = {
+            "method": method,
+            "genes": names,
+            "A": fit.A.tolist(),
+            "b": fit.params.b.tolist(),
+            "d": fit.params.d.tolist(),
+            "strengths": fit.strengths,
+        }
+        Path(out).write_text(json.dumps(payload, indent=2) + "\n")
+        print(f"wrote {out}")
+
+
+def benchmark(
+    p: int = 10,
+    family: Family = "degradation",
+    n: int | None = 100_000,
+    seeds: int = 2,
+    gies: bool = True,
+    seed: int = 0,
+) -> None:
+    """Compare the estimators and the anchors on synthetic experiments (one table).
+
+    Args:
+        p: Number of variables.
+        family: Intervention family of the training and held-out interventions.
+        n: Samples per environment (``null``: population moments).
+        seeds: Number of random experiments to average over.
+        gies: Include the GIES + linear SEM anchor (needs the ``bench`` extra).
+        seed: First seed.
+    """
+    from ou_ident.comparison import METHODS, evaluate_methods, summarize
+
+    if seeds < 1:
+        raise UsageError(f"seeds must be >= 1, got {seeds}")
+    rows = []
+    for s in range(seed, seed + seeds):
+        rows += evaluate_methods(p, family, n, seed=s, gies=gies)
+    print(f"p={p}, family={family}, n={n}, {seeds} seed(s)")
+    print(f"{'method':44s} {'rel err A':>10s} {'AUROC':>8s} {'W2 held-out':>12s} {'time s':>8s}")
+    for r in summarize(rows):
+        if r["method"] not in METHODS:
+            continue
+        cells = [
+            f"{r[k]:.4g}" if isinstance(r.get(k), float) and np.isfinite(r[k]) else "-"
+            for k in ("rel_err_A", "auroc", "w2_heldout", "time_s")
+        ]
+        print(f"{r['method']:44s} {cells[0]:>10s} {cells[1]:>8s} {cells[2]:>12s} {cells[3]:>8s}")
+
 
 def build_cli() -> PaperCLI:
-    """The package's CLI; add ``model_class``, ``datamodule_class`` and extra ``commands``."""
-    return PaperCLI(PAPER)
+    """The package's CLI."""
+    from ou_ident.moment_data import MomentDataModule
+    from ou_ident.refinement import SteadyStateOU
+
+    return PaperCLI(
+        PAPER,
+        model_class=SteadyStateOU,
+        datamodule_class=MomentDataModule,
+        subclass_mode_data=True,
+        commands={
+            "simulate": simulate,
+            "identifiability": identifiability,
+            "solve": solve,
+            "benchmark": benchmark,
+        },
+    )
 
 
 def main(args: Sequence[str] | None = None) -> int:

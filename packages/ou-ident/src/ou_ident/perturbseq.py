@@ -28,7 +28,7 @@ import numpy as np
 from ou_ident.interventions import Environment, make_intervention
 from ou_ident.moment_equations import EnvironmentMoments
 
-__all__ = ["PERTPY_DATASETS", "environments_from_cells", "load_perturbseq"]
+__all__ = ["PERTPY_DATASETS", "environments_from_cells", "load_perturbseq", "read_cells_csv"]
 
 PERTPY_DATASETS = ("replogle_2022_k562_essential", "replogle_2022_rpe1", "norman_2019")
 
@@ -85,7 +85,9 @@ def environments_from_cells(
         dup = sorted({g for g in gene_names if gene_names.count(g) > 1})
         raise ValueError(f"duplicate gene names: {dup[:5]}")
     if control not in set(labels):
-        raise ValueError(f"no control cells labelled {control!r} (labels: {sorted(set(labels))[:5]})")
+        raise ValueError(
+            f"no control cells labelled {control!r} (labels: {sorted(set(labels))[:5]})"
+        )
     perturbed = sorted({str(x) for x in labels} - {control})
     if genes is None:
         genes = [g for g in perturbed if g in gene_names]
@@ -99,7 +101,11 @@ def environments_from_cells(
     outside = [g for g in perturbed if g not in genes]
     if outside and len(outside) == len(perturbed):
         raise ValueError(f"no perturbation targets a modelled gene (labels: {outside[:10]})")
-    data = [EnvironmentMoments.from_samples(Environment(control), X[labels == control][:, cols], shrinkage)]
+    data = [
+        EnvironmentMoments.from_samples(
+            Environment(control), X[labels == control][:, cols], shrinkage
+        )
+    ]
     for g in perturbed:
         if g not in genes:
             continue  # perturbation of an unmodelled gene
@@ -170,3 +176,52 @@ def load_perturbseq(
         genes,
         shrinkage,
     )
+
+
+def read_cells_csv(
+    path: str | Path,
+    perturbation_key: str = "perturbation",
+    control: str = "control",
+    family: str = "knockdown",
+    genes: Sequence[str] | None = None,
+    shrinkage: float = 0.0,
+) -> tuple[list[EnvironmentMoments], list[str]]:
+    """Moments from a CSV with one row per cell: gene columns and a perturbation column.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "cells.csv"
+    >>> rows = ["G1,G2,perturbation"] + [f"{i % 3},{i % 5},control" for i in range(10)]
+    >>> rows += [f"{i % 2},{i % 7},G1" for i in range(10)]
+    >>> _ = f.write_text("\\n".join(rows))
+    >>> data, genes = read_cells_csv(f)
+    >>> [d.name for d in data], genes
+    (['control', 'G1'], ['G1'])
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"cells file {str(path)!r} does not exist")
+    lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
+    if len(lines) < 2:
+        raise ValueError(f"{str(path)!r} has no cells")
+    header = [h.strip() for h in lines[0].split(",")]
+    if perturbation_key not in header:
+        raise ValueError(
+            f"{str(path)!r} has no column {perturbation_key!r}; columns: {header[:10]}"
+        )
+    k = header.index(perturbation_key)
+    names = [h for i, h in enumerate(header) if i != k]
+    rows, labels = [], []
+    for lineno, ln in enumerate(lines[1:], start=2):
+        cells = [c.strip() for c in ln.split(",")]
+        if len(cells) != len(header):
+            raise ValueError(
+                f"{str(path)!r} line {lineno}: {len(cells)} fields, expected {len(header)}"
+            )
+        labels.append(cells[k])
+        try:
+            rows.append([float(c) for i, c in enumerate(cells) if i != k])
+        except ValueError as exc:
+            raise ValueError(f"{str(path)!r} line {lineno}: {exc}") from exc
+    return environments_from_cells(np.array(rows), labels, names, control, family, genes, shrinkage)

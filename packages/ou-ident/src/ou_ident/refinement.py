@@ -64,7 +64,9 @@ def environment_specs(environments: Sequence[Environment]) -> list[dict]:
     return [
         {
             "name": env.name,
-            "interventions": [{"family": iv.family, "target": iv.target} for iv in env.interventions],
+            "interventions": [
+                {"family": iv.family, "target": iv.target} for iv in env.interventions
+            ],
         }
         for env in environments
     ]
@@ -140,7 +142,9 @@ class SteadyStateOU(pl.LightningModule):
     # ------------------------------------------------------------ structure
     def build(self, mask, environments: Sequence[dict]) -> None:
         """Create the parameters for a support mask and environment specs."""
-        self.layout = ParameterLayout(np.asarray(mask, dtype=bool), environments_from_specs(environments))
+        self.layout = ParameterLayout(
+            np.asarray(mask, dtype=bool), environments_from_specs(environments)
+        )
         self.hparams["mask"] = np.asarray(mask, dtype=int).tolist()
         self.hparams["environments"] = list(environments)
         lay = self.layout
@@ -292,7 +296,11 @@ class SteadyStateOU(pl.LightningModule):
         if bool(self.initialized) or self.hparams.init != "joint":
             return
         dm = getattr(self.trainer, "datamodule", None)
-        data = dm.environment_moments() if dm is not None and hasattr(dm, "environment_moments") else None
+        data = (
+            dm.environment_moments()
+            if dm is not None and hasattr(dm, "environment_moments")
+            else None
+        )
         if not data:
             return
         from ou_ident.joint import fit_joint
