@@ -29,6 +29,15 @@ def test_unknown_command_exits_2(capsys):
         (["evaluate", "--stream", "nope", "--n", "10"], "unknown stream"),
         (["inspect", "--alpha", "1.5", "--n", "100"], "alpha must lie in (0, 1)"),
         (["benchmark", "--repeats", "0"], "repeats must be >= 1"),
+        # the bad-input list, through the command line
+        (["null-check", "--alpha", "0", "--runs", "1", "--n", "10"], "alpha must lie in (0, 1)"),
+        (["null-check", "--bet_cap", "1.0", "--runs", "1", "--n", "10"], "bet cap must lie in"),
+        (["inspect", "--bet_cap", "-0.2", "--n", "100"], "bet cap must lie in (0, 1)"),
+        (["inspect", "--n_bins", "1", "--n", "100"], "n_bins must be an integer >= 2"),
+        (["inspect", "--loss", "hinge", "--n", "100"], "unknown loss 'hinge'"),
+        (["inspect", "--betting", "kelly", "--n", "100"], "unknown betting strategy 'kelly'"),
+        (["null-check", "--method", "svm", "--runs", "1"], "unknown method 'svm'"),
+        (["evaluate", "--n", "0"], "n must be >= 1"),
     ],
 )
 def test_bad_input_one_line(capsys, args, msg):
@@ -68,3 +77,70 @@ def test_evaluate_csv(tmp_path, capsys):
     bad.write_text("a,label\nx,1\n")
     assert main(["evaluate", "--csv_path", str(bad)]) == 2
     assert "non-numeric" in capsys.readouterr().err
+
+
+def _csv(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "text,msg",
+    [
+        ("a,b,label\n1,2,x\n3,nan,y\n", "NaN or inf"),  # missing values, no policy
+        ("a,b,label\n1,2,x\n3,inf,y\n", "NaN or inf"),
+        ("a,b,label\n1,2,x\n3,y\n", "line 3 has 2 fields but the header has 3"),
+        ("a,b,label\n1,two,x\n", "non-numeric feature value"),
+        ("a,b,label\n", "at least one data row"),
+    ],
+)
+def test_bad_csv_one_line(tmp_path, capsys, text, msg):
+    assert main(["evaluate", "--csv_path", _csv(tmp_path, "d.csv", text)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert msg in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_missing_route_policy_through_cli(tmp_path, capsys):
+    rows = ["a,b,label"] + [
+        f"{i % 7 / 7},{'nan' if i % 5 == 0 else i % 3},{i % 2}" for i in range(400)
+    ]
+    path = _csv(tmp_path, "m.csv", "\n".join(rows))
+    assert main(["evaluate", "--csv_path", path, "--missing", "route", "--methods", "[ours]"]) == 0
+    assert "acc" in capsys.readouterr().out
+    assert main(["evaluate", "--csv_path", path, "--missing", "route"]) == 2  # river's anchors
+    assert "do not accept" in capsys.readouterr().err
+    assert main(["evaluate", "--csv_path", path, "--missing", "drop", "--methods", "[ours]"]) == 2
+    assert "unknown missing policy" in capsys.readouterr().err
+
+
+def test_missing_csv_file_one_line(tmp_path, capsys):
+    assert main(["evaluate", "--csv_path", str(tmp_path / "absent.csv")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "absent.csv" in err
+
+
+@pytest.mark.parametrize(
+    "opt,msg",
+    [
+        ("--model.alpha=1.5", "alpha must lie in (0, 1)"),
+        ("--model.loss=hinge", "unknown loss"),
+    ],
+)
+def test_fit_rejects_bad_model_options(tmp_path, capsys, opt, msg):
+    args = ["fit", opt, "--data.n=200", f"--trainer.default_root_dir={tmp_path}"]
+    assert main(args) == 2
+    # the last stderr line is the CLI's; earlier lines can be Lightning's logging complaining
+    # that pytest closed a previous test's captured stream
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("anytime-hoeffding: error:") and msg in last
+
+
+def test_fit_runs_from_a_paper_config(tmp_path, capsys):
+    from pathlib import Path
+
+    cfg = Path(__file__).parents[1] / "configs" / "sea_tree.yaml"
+    args = ["fit", "--config", str(cfg), "--data.n=3000", "--data.n_holdout=500",
+            f"--trainer.default_root_dir={tmp_path}"]  # fmt: skip
+    assert main(args) == 0
+    assert "prequential accuracy" in capsys.readouterr().out

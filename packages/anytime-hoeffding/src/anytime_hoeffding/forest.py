@@ -34,6 +34,19 @@ from .tree import AnytimeHoeffdingTreeClassifier
 __all__ = ["AnytimeARFClassifier"]
 
 
+def _error_increase(detector, err: float) -> bool:
+    """Feed ``err`` to an ADWIN detector; True when it detects a change *up* in the error.
+
+    As MOA's ``ADWINChangeDetector`` (used by Gomes et al. 2017): a change counts only when
+    the error estimate after ADWIN drops its old window exceeds the one before the input. A
+    young tree whose error falls as it learns is not a drift (otherwise it is replaced by a
+    fresh tree, whose error falls again, and so on).
+    """
+    before = detector.estimation
+    detector.update(err)
+    return bool(detector.drift_detected and detector.estimation > before)
+
+
 class _Member:
     """One forest member: its tree, detectors, accuracy since reset and background tree."""
 
@@ -197,10 +210,8 @@ class AnytimeARFClassifier:
             warned = drifted = False
             for c in correct:
                 err = 0.0 if c else 1.0
-                m.warning.update(err)
-                warned |= m.warning.drift_detected
-                m.drift.update(err)
-                drifted |= m.drift.drift_detected
+                warned |= _error_increase(m.warning, err)
+                drifted |= _error_increase(m.drift, err)
             w = self._rng.poisson(self.lambda_value, n).astype(np.float64)
             if base_w is not None:
                 w = w * base_w

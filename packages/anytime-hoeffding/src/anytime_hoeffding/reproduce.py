@@ -44,7 +44,7 @@ SETTINGS = {
         "bench": {"n_tree": 30_000, "n_river_tree": 5_000, "n_forest": 2_000, "repeats": 3},
     },
     "full": {
-        "n": 50_000,
+        "n": 30_000,
         "streams": [
             "sea",
             "agrawal",
@@ -61,10 +61,10 @@ SETTINGS = {
         "forest_streams": ["sea", "agrawal"],
         "n_forest": 20_000,
         "null_runs_ours": 200,
-        "null_runs_river": 200,
+        "null_runs_river": 50,
         "n_null": 20_000,
         "timing_runs": 20,
-        "bench": {"n_tree": 100_000, "n_river_tree": 20_000, "n_forest": 10_000, "repeats": 5},
+        "bench": {"n_tree": 100_000, "n_river_tree": 20_000, "n_forest": 5_000, "repeats": 5},
     },
 }
 
