@@ -85,3 +85,5 @@ def test_bad_module_arguments():
         LoRFSModule("torus_poisson", {"d": 3})(torch.zeros(2, 4, dtype=torch.float64))
     with pytest.raises(ValueError, match="arch must be"):
         PINNModule("convection", arch="kan")
+    with pytest.raises(ValueError, match="n_collocation and n_test must be >= 1"):
+        ProblemDataModule("convection", n_collocation=0)

@@ -164,3 +164,18 @@ def test_dimension_mismatch_is_rejected():
     s = LowRankFourierSum(axes, rank=1, seed=0).as_sum()
     with pytest.raises(ValueError, match="dimension mismatch"):
         Piece([(s, Laplacian(range(3)))], ["integral"] * 2)
+
+
+def test_ritz_energy_is_minimal_at_the_solution():
+    from lorfs.fourier_sum import SeparableSum
+    from lorfs.residual import ritz_energy
+
+    axes = _axes(2, modes=2)
+    e = torch.zeros(1, 5, dtype=torch.complex128)
+    e[0, 3] = 1.0
+    u_star = SeparableSum(axes, [-1j * e, e])  # -i e^{i(x+y)}: Re = sin(x + y)
+    f = u_star.scaled(3.0)  # -Lap u + u = 3 u
+    assert float(ritz_energy(u_star, 1.0, f)) == pytest.approx(-1.5, rel=1e-12)
+    for seed in range(3):
+        v = LowRankFourierSum(axes, rank=1, init_scale=0.1, seed=seed).as_sum()
+        assert float(ritz_energy(u_star + v, 1.0, f).detach()) > -1.5

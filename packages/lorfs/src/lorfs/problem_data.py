@@ -114,12 +114,13 @@ class ProblemDataModule(pl.LightningDataModule):
         super().__init__()
         self.save_hyperparameters()
         self.problem = build_problem(problem, params)
-        if n_test < 1:
-            raise ValueError(f"n_test must be >= 1, got {n_test}")
+        if n_test < 1 or n_collocation < 1:
+            raise ValueError(
+                f"n_collocation and n_test must be >= 1, got {n_collocation} and {n_test}"
+            )
         self.n_collocation = n_collocation
         self.n_test = n_test
         self.seed = seed
-        latin_hypercube(self.problem, 1)  # validates n via the same path early
 
     def setup(self, stage: str | None = None) -> None:
         if not hasattr(self, "_train"):
