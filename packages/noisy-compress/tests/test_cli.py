@@ -1,18 +1,131 @@
-"""The noisy-compress command line: help, and one clear line for bad input."""
+"""The noisy-compress command line: help, the package commands, one clear line for bad input."""
 
+from pathlib import Path
+
+import numpy as np
+import pytest
 from noisy_compress.cli import main
 from noisy_compress.paper import PAPER
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def _one_line_error(capsys, match: str) -> None:
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 1, err
+    assert match in err, err
 
 
 def test_help_lists_commands(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert "reproduce" in out
+    for command in (
+        "fit",
+        "validate",
+        "test",
+        "predict",
+        "reproduce",
+        "learn",
+        "bound",
+        "curve",
+        "benchmark",
+    ):
+        assert command in out
     assert PAPER.title in out
 
 
 def test_unknown_command_exits_2(capsys):
     assert main(["no-such-command"]) == 2
-    err = capsys.readouterr().err
-    assert "unknown command" in err
-    assert "Traceback" not in err
+    _one_line_error(capsys, "unknown command")
+
+
+def test_fit_and_test_from_config(tmp_path, capsys):
+    args = ["--config", str(CONFIGS / "smoke.yaml"), "--trainer.default_root_dir", str(tmp_path)]
+    assert main(["fit", *args]) == 0
+    assert main(["test", *args]) == 0
+    assert "test_tv" in capsys.readouterr().out
+
+
+def test_fit_mle_config(tmp_path):
+    args = [
+        "--config",
+        str(CONFIGS / "smoke-mle.yaml"),
+        "--trainer.default_root_dir",
+        str(tmp_path),
+    ]
+    assert main(["fit", *args]) == 0
+
+
+def test_every_config_parses(capsys):
+    for cfg in sorted(CONFIGS.glob("*.yaml")):
+        assert main(["fit", "--config", str(cfg), "--print_config"]) == 0, cfg
+    capsys.readouterr()
+
+
+def test_learn_and_bound_commands(tmp_path, capsys):
+    y = np.random.default_rng(0).uniform(0, 1, (600, 1)) + np.random.default_rng(1).normal(
+        0, 0.1, (600, 1)
+    )
+    path = tmp_path / "y.npy"
+    np.save(path, y)
+    assert (
+        main(["learn", "--data", str(path), "--noise_scale", "0.1", "--max_candidates", "60"]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "estimate: BoxDensity" in out and "certified" in out
+    assert main(["bound", "--family", "gaussian", "--k", "2"]) == 0
+    assert "clean: n1" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["learn", "--noise_scale", "-0.5"], "noise sigma must be"),
+        (["learn", "--eps", "1.5", "--n", "100"], "eps must be in (0, 1)"),
+        (["learn", "--delta", "0", "--n", "100"], "delta must be in (0, 1)"),
+        (["learn", "--k", "0"], "k must be >= 1"),
+        (["learn", "--n", "3"], "need at least 4 samples"),
+        (["learn", "--noise", "fejer", "--noise_scale", "2", "--n", "100"], "vanishes"),
+        (["learn", "--data", "missing.npy"], "does not exist"),
+        (
+            [
+                "learn",
+                "--target",
+                "uniform-mixture",
+                "--strategy",
+                "all",
+                "--max_candidates",
+                "100",
+                "--n",
+                "500",
+            ],
+            "coarser quantisation",
+        ),
+        (["bound", "--eps", "2"], "eps must be in (0, 1)"),
+        (["bound", "--noise", "fejer"], "vanishes"),
+        (["curve", "--seeds", "0"], "seeds must be"),
+        (["benchmark", "--target", "uniform-2d"], "1-D targets"),
+    ],
+)
+def test_bad_input_is_one_line(argv, match, capsys):
+    assert main(argv) == 2
+    _one_line_error(capsys, match)
+
+
+def test_nan_and_dimension_mismatch_in_data(tmp_path, capsys):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("0.1\nnan\n0.3\n")
+    assert main(["learn", "--data", str(bad)]) == 2
+    _one_line_error(capsys, "NaN")
+    two = tmp_path / "two.npy"
+    np.save(two, np.zeros((50, 2)))
+    assert main(["learn", "--data", str(two), "--noise", "laplace", "--family", "gaussian"]) == 2
+    _one_line_error(capsys, "closed")
+
+
+def test_no_closed_form_without_numerical(tmp_path, capsys):
+    two = tmp_path / "two.npy"
+    np.save(two, np.random.default_rng(0).normal(size=(50, 2)))
+    assert main(["learn", "--data", str(two), "--family", "gaussian", "--noise", "laplace"]) == 2
+    _one_line_error(capsys, "numerical")

@@ -54,7 +54,7 @@ def clean_sample_complexity(
     --------
     >>> sc = clean_sample_complexity(2, 0.0, 36, 0.1, 0.1)
     >>> sc.n1, sc.n2
-    (144, 2060)
+    (108, 4484)
     """
     eps, delta = _check_unit(eps, "eps"), _check_unit(delta, "delta")
     r = math.ceil(math.log(2 / delta) / math.log(3))

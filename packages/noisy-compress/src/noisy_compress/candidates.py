@@ -189,30 +189,47 @@ def enumerate_candidates(
                 break
             add(*random_state())
     elif strategy == "search":
-        for _ in range(max(4 * max_candidates, 200)):
-            if len(pool) >= max(max_candidates, 100):
-                break
-            add(*random_state())
+        # independent restarts (each with its own random population and elites) so that one
+        # basin of the S1 likelihood (e.g. two mixture components covering the same mass)
+        # cannot absorb the whole search
+        restarts = 3
         n_elite = max(8, max_candidates // 10)
-        for _ in range(search_rounds):
-            elites = sorted(pool.values(), key=lambda it: -it[4])[:n_elite]
-            for _dens, qpts, codes, idx, _s in elites:
-                for _ in range(6):
-                    q, c, ix = qpts.copy(), codes.copy(), idx.copy()
-                    move = rng.random()
-                    slot = rng.integers(tau)
-                    if move < 0.35:  # small shift of one quantised offset
-                        q[slot, rng.integers(d)] += rng.choice([-8, -4, -2, -1, 1, 2, 4, 8])
-                        q[slot] = np.clip(q[slot], q1[ix[slot]] - R, q1[ix[slot]] + R)
-                    elif move < 0.55:  # fresh offset around the same noisy point
-                        q[slot] = q1[ix[slot]] + rng.integers(-R, R + 1, size=d)
-                    elif move < 0.7 or not sizes:  # another noisy point of S1
-                        ix[slot] = rng.integers(n1)
-                        q[slot] = q1[ix[slot]] + rng.integers(-R, R + 1, size=d)
-                    else:  # change one code digit
-                        j = rng.integers(len(sizes))
-                        c[j] = np.clip(c[j] + rng.choice([-4, -2, -1, 1, 2, 4]), 0, sizes[j] - 1)
-                    add(q, c, ix)
+        for _restart in range(restarts):
+            local: list[bytes] = []
+
+            def add_local(qpts, codes, idx, local=local):
+                key = qpts.tobytes() + codes.tobytes()
+                if key not in pool:
+                    add(qpts, codes, idx)
+                    if key in pool:
+                        local.append(key)
+
+            for _ in range(max(4 * max_candidates, 200)):
+                if len(local) >= max(max_candidates // 2, 60):
+                    break
+                add_local(*random_state())
+            for _ in range(max(1, search_rounds // restarts)):
+                elites = sorted(local, key=lambda key: -pool[key][4])[:n_elite]
+                for key in elites:
+                    _dens, qpts, codes, idx, _s = pool[key]
+                    for _ in range(6):
+                        q, c, ix = qpts.copy(), codes.copy(), idx.copy()
+                        move = rng.random()
+                        slot = rng.integers(tau)
+                        if move < 0.35:  # shift of one quantised offset
+                            q[slot, rng.integers(d)] += rng.choice([-8, -4, -2, -1, 1, 2, 4, 8])
+                            q[slot] = np.clip(q[slot], q1[ix[slot]] - R, q1[ix[slot]] + R)
+                        elif move < 0.55:  # fresh offset around the same noisy point
+                            q[slot] = q1[ix[slot]] + rng.integers(-R, R + 1, size=d)
+                        elif move < 0.7 or not sizes:  # another noisy point of S1
+                            ix[slot] = rng.integers(n1)
+                            q[slot] = q1[ix[slot]] + rng.integers(-R, R + 1, size=d)
+                        else:  # change one code digit
+                            j = rng.integers(len(sizes))
+                            c[j] = np.clip(
+                                c[j] + rng.choice([-4, -2, -1, 1, 2, 4]), 0, sizes[j] - 1
+                            )
+                        add_local(q, c, ix)
     else:
         raise ValueError(f"unknown candidate strategy {strategy!r}; choose all, sample or search")
 

@@ -81,18 +81,29 @@ def learn(
     truth = None
     if data is not None:
         y = _read_samples(data)
-        fam = make_family(family or "uniform", d=y.shape[1], k=k or 1)
+        fam = make_family(family or "uniform", d=y.shape[1], k=1 if k is None else k)
     else:
         tgt = make_target(target)
-        fam = make_family(family or tgt.family, d=tgt.density.d, k=k or tgt.k)
+        fam = make_family(family or tgt.family, d=tgt.density.d, k=tgt.k if k is None else k)
         truth = tgt.density
     nz = make_noise(noise, noise_scale, d=fam.d)
     if data is None:
         _, y = noisy_sample(truth, nz, n, np.random.default_rng(seed))
     from .learner import learn as run
 
-    res = run(fam, y, nz, eps=eps, delta=delta, strategy=strategy, selection=selection,
-              max_candidates=max_candidates, delta_q=delta_q, numerical=numerical, seed=seed)
+    res = run(
+        fam,
+        y,
+        nz,
+        eps=eps,
+        delta=delta,
+        strategy=strategy,
+        selection=selection,
+        max_candidates=max_candidates,
+        delta_q=delta_q,
+        numerical=numerical,
+        seed=seed,
+    )
     print(res.summary())
     if truth is not None and truth.d <= 2:
         print(f"TV to the planted target: {tv_distance(truth, res.density):.4f}")
@@ -139,11 +150,17 @@ def bound(
     radius = nz.radius(n // 2, delta)
     noisy = noisy_sample_complexity(size, d, eps, delta, radius, delta_q)
     print(f"{fam!r}: tau = {size.tau}, t = {size.t:.1f} bits, m = {size.m}")
-    print(f"clean: n1 = {clean.n1}, n2 = {clean.n2}, total = {clean.total} (log M = {clean.log_candidates:.1f})")
-    print(f"noisy ({nz!r}, r = {radius:.3g}, Delta = {delta_q:g}): total = {noisy.total} (log M = {noisy.log_candidates:.1f})")
+    print(
+        f"clean: n1 = {clean.n1}, n2 = {clean.n2}, total = {clean.total} (log M = {clean.log_candidates:.1f})"
+    )
+    print(
+        f"noisy ({nz!r}, r = {radius:.3g}, Delta = {delta_q:g}): total = {noisy.total} (log M = {noisy.log_candidates:.1f})"
+    )
     dev = deviation_bound(n // 2, int(min(math.exp(2 * noisy.log_candidates), 1e300)), delta)
     l2 = noisy_l2_bound(nz, fam, 2 * dev, min_scale)
-    print(f"at n = {n}: TV(f_hat*g, f*g) <= 3*OPT + {2 * dev:.4f}; clean l2 bound {l2.l2:.4g} (W = {l2.W:.3g})")
+    print(
+        f"at n = {n}: TV(f_hat*g, f*g) <= 3*OPT + {2 * dev:.4f}; clean l2 bound {l2.l2:.4g} (W = {l2.W:.3g})"
+    )
 
 
 def curve(
@@ -187,7 +204,9 @@ def curve(
             tvs.append(tv_distance(tgt.density, res.density))
         ok = np.mean(np.array(tvs) <= eps) >= 2 / 3
         hit = hit or (n if ok else None)
-        print(f"n = {n:6d}: mean TV {np.mean(tvs):.4f} (min {np.min(tvs):.4f}, max {np.max(tvs):.4f})")
+        print(
+            f"n = {n:6d}: mean TV {np.mean(tvs):.4f} (min {np.min(tvs):.4f}, max {np.max(tvs):.4f})"
+        )
     print(f"smallest n with TV <= {eps} in >= 2/3 of seeds: {hit if hit else 'not reached'}")
 
 
@@ -223,7 +242,9 @@ def benchmark(
     for name, fit in _methods(tgt, nz, seed, _settings(True), quick=False).items():
         t0 = time.perf_counter()
         est = fit(y)
-        print(f"  {name:40s} TV {tv_distance(tgt.density, est):.4f}  time {time.perf_counter() - t0:.2f} s")
+        print(
+            f"  {name:40s} TV {tv_distance(tgt.density, est):.4f}  time {time.perf_counter() - t0:.2f} s"
+        )
 
 
 def build_cli() -> PaperCLI:

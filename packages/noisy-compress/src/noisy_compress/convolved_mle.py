@@ -83,11 +83,15 @@ class ConvolvedMLEModule(pl.LightningModule):
         if not math.isfinite(noise_scale) or noise_scale < 0:
             raise ValueError(f"noise scale must be >= 0; got {noise_scale}")
         if component == "uniform" and noise_scale == 0:
-            raise ValueError("uniform components need noise_scale > 0 (the likelihood is not differentiable)")
+            raise ValueError(
+                "uniform components need noise_scale > 0 (the likelihood is not differentiable)"
+            )
         self.save_hyperparameters()
         dt = torch.float64
         self.logits = torch.nn.Parameter(torch.zeros(k, dtype=dt))
-        self.loc = torch.nn.Parameter(torch.linspace(-1.0, 1.0, k, dtype=dt) if k > 1 else torch.zeros(1, dtype=dt))
+        self.loc = torch.nn.Parameter(
+            torch.linspace(-1.0, 1.0, k, dtype=dt) if k > 1 else torch.zeros(1, dtype=dt)
+        )
         self.log_scale = torch.nn.Parameter(torch.zeros(k, dtype=dt))
         self.test_tv, self.test_l2 = TotalVariation(), L2Distance()
 
@@ -139,7 +143,9 @@ class ConvolvedMLEModule(pl.LightningModule):
         spread = max(float(np.std(y)) / k, 1e-3)
         with torch.no_grad():
             self.loc.copy_(torch.as_tensor(qs, dtype=self.loc.dtype))
-            self.log_scale.fill_(math.log(spread * (1.0 if self.hparams.component == "gaussian" else 1.2)))
+            self.log_scale.fill_(
+                math.log(spread * (1.0 if self.hparams.component == "gaussian" else 1.2))
+            )
             self.logits.zero_()
 
     def fit_full_batch(self, y: np.ndarray, steps: int = 400) -> ConvolvedMLEModule:

@@ -29,7 +29,9 @@ def gaussian_logpdf(x: np.ndarray, mean: np.ndarray, cov: np.ndarray) -> np.ndar
     d = len(mean)
     diag = np.diag(cov)
     if d == 1 or np.count_nonzero(cov - np.diag(diag)) == 0:
-        return -0.5 * (np.sum(z**2 / diag, axis=1) + np.sum(np.log(diag)) + d * math.log(2 * math.pi))
+        return -0.5 * (
+            np.sum(z**2 / diag, axis=1) + np.sum(np.log(diag)) + d * math.log(2 * math.pi)
+        )
     L = np.linalg.cholesky(cov)
     sol = np.linalg.solve(L, z.T)
     logdet = 2 * np.sum(np.log(np.diag(L)))
@@ -90,7 +92,9 @@ class BoxDensity(Density):
         if self.lo.shape != self.hi.shape:
             raise ValueError("box lo and hi must have the same length")
         if not np.all(self.hi > self.lo):
-            raise ValueError(f"box needs hi > lo in every coordinate; got lo={self.lo}, hi={self.hi}")
+            raise ValueError(
+                f"box needs hi > lo in every coordinate; got lo={self.lo}, hi={self.hi}"
+            )
         self.d = len(self.lo)
 
     @property
@@ -158,7 +162,9 @@ class GaussianDensity(Density):
 
     def char_fn(self, omega):
         omega = as_points(omega, self.d, "frequencies")
-        return np.exp(1j * omega @ self.mean - 0.5 * np.einsum("ij,jk,ik->i", omega, self.cov, omega))
+        return np.exp(
+            1j * omega @ self.mean - 0.5 * np.einsum("ij,jk,ik->i", omega, self.cov, omega)
+        )
 
     def support_box(self):
         s = np.sqrt(np.diag(self.cov))
@@ -255,7 +261,9 @@ class GridDensity(Density):
         return np.interp(x, self.grid, self.values, left=0.0, right=0.0)
 
     def sample(self, n, rng):
-        cdf = np.concatenate([[0.0], np.cumsum(np.diff(self.grid) * (self.values[1:] + self.values[:-1]) / 2)])
+        cdf = np.concatenate(
+            [[0.0], np.cumsum(np.diff(self.grid) * (self.values[1:] + self.values[:-1]) / 2)]
+        )
         return np.interp(rng.uniform(size=n) * cdf[-1], cdf, self.grid)[:, None]
 
     def support_box(self):
@@ -265,4 +273,6 @@ class GridDensity(Density):
         return {"type": "grid", "n_grid": len(self.grid)}
 
     def __repr__(self):
-        return f"GridDensity(n_grid={len(self.grid)}, range=[{self.grid[0]:.3g}, {self.grid[-1]:.3g}])"
+        return (
+            f"GridDensity(n_grid={len(self.grid)}, range=[{self.grid[0]:.3g}, {self.grid[-1]:.3g}])"
+        )

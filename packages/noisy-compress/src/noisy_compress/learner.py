@@ -135,10 +135,10 @@ def learn(
     y = y[rng.permutation(len(y))]
     n1 = int(round(split * len(y)))
     y1, y2 = y[:n1], y[n1:]
-    if n1 < family.tau or len(y2) < 1:
+    if n1 < family.tau or len(y2) < family.tau:
         raise ValueError(
-            f"need at least {family.tau} samples for the compression set and one for selection "
-            f"(family {family!r} has tau = {family.tau}); got n = {len(y)}"
+            f"need at least {2 * family.tau} samples: tau = {family.tau} for the compression set "
+            f"of {family!r} and as many for selection; got n = {len(y)}"
         )
     if max_candidates < 1:
         raise ValueError(f"max_candidates must be >= 1; got {max_candidates}")

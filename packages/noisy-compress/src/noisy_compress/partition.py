@@ -58,6 +58,9 @@ class CellPartition:
         self, densities: list[Density], noise: NoiseModel, numerical: bool = False
     ) -> np.ndarray:
         """``(M, cells)`` convolved masses of the candidates."""
-        return np.stack(
-            [convolved_pdf(f, noise, self.centers, numerical=numerical) for f in densities]
-        ) * self.volume
+        return (
+            np.stack(
+                [convolved_pdf(f, noise, self.centers, numerical=numerical) for f in densities]
+            )
+            * self.volume
+        )

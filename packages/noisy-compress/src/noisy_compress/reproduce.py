@@ -50,7 +50,7 @@ def _settings(quick: bool) -> dict:
             ns=[1000, 10000],
             seeds=2,
             max_candidates=150,
-            search_rounds=30,
+            search_rounds=45,
             mle_steps=150,
             curve_sigmas=[0.1, 0.3],
             curve_ns=[250, 500, 1000, 2000, 4000],
@@ -63,7 +63,7 @@ def _settings(quick: bool) -> dict:
         ns=[1000, 3000, 10000],
         seeds=4,
         max_candidates=300,
-        search_rounds=60,
+        search_rounds=90,
         mle_steps=400,
         curve_sigmas=[0.0, 0.1, 0.3],
         curve_ns=[250, 500, 1000, 2000, 4000, 8000, 16000],
@@ -80,14 +80,24 @@ def _methods(target, noise, seed: int, cfg: dict, quick: bool) -> dict:
 
     def ours(y):
         return learn(
-            fam, y, noise, eps=0.05, max_candidates=cfg["max_candidates"],
-            search_rounds=cfg["search_rounds"], seed=seed,
+            fam,
+            y,
+            noise,
+            eps=0.05,
+            max_candidates=cfg["max_candidates"],
+            search_rounds=cfg["search_rounds"],
+            seed=seed,
         ).density
 
     def naive_comp(y):
         return learn(
-            fam, y, GaussianNoise(0.0), eps=0.05, max_candidates=cfg["max_candidates"],
-            search_rounds=cfg["search_rounds"], seed=seed,
+            fam,
+            y,
+            GaussianNoise(0.0),
+            eps=0.05,
+            max_candidates=cfg["max_candidates"],
+            search_rounds=cfg["search_rounds"],
+            seed=seed,
         ).density
 
     def mle(y):
@@ -180,8 +190,13 @@ def sample_complexity_curves(cfg: dict, seed: int) -> tuple[Table, dict]:
                 rng = np.random.default_rng([seed, s, n, int(sigma * 1000), 7])
                 _, y = noisy_sample(target.density, noise, n, rng)
                 res = learn(
-                    fam, y, noise, eps=0.05, max_candidates=cfg["max_candidates"],
-                    search_rounds=cfg["search_rounds"], seed=seed * 1000 + s,
+                    fam,
+                    y,
+                    noise,
+                    eps=0.05,
+                    max_candidates=cfg["max_candidates"],
+                    search_rounds=cfg["search_rounds"],
+                    seed=seed * 1000 + s,
                 )
                 arr[s, j] = tv_distance(target.density, res.density)
         tv[sigma] = arr
@@ -201,7 +216,9 @@ def sample_complexity_curves(cfg: dict, seed: int) -> tuple[Table, dict]:
         row = {"sigma": sigma}
         for e in cfg["curve_eps"]:
             hit = [(arr[:, j] <= e).mean() >= 2 / 3 for j in range(len(ns))]
-            row[f"n*(eps={e})"] = next((str(n) for n, h in zip(ns, hit, strict=True) if h), f">{ns[-1]}")
+            row[f"n*(eps={e})"] = next(
+                (str(n) for n, h in zip(ns, hit, strict=True) if h), f">{ns[-1]}"
+            )
         row["slope"] = _slope(ns, arr.mean(axis=0))
         if sigma > 0:
             r = GaussianNoise(sigma).radius(ns[-1] // 2, 0.1)
@@ -221,16 +238,29 @@ def bounds_table() -> Table:
         "perturbation-quantisation factor d*tau*log(2r/Delta + 1), r the sigma=0.3 radius over 5000 points.",
     )
     r = GaussianNoise(0.3).radius(5000, 0.1)
-    for name, d, k in [("uniform", 1, 1), ("uniform", 1, 2), ("gaussian", 1, 1), ("gaussian", 1, 2),
-                       ("uniform", 2, 1), ("axis-gaussian", 2, 1), ("gaussian", 2, 1)]:
+    for name, d, k in [
+        ("uniform", 1, 1),
+        ("uniform", 1, 2),
+        ("gaussian", 1, 1),
+        ("gaussian", 1, 2),
+        ("uniform", 2, 1),
+        ("axis-gaussian", 2, 1),
+        ("gaussian", 2, 1),
+    ]:
         fam = make_family(name, d=d, k=k)
         size = fam.compression_size(0.1)
         clean = clean_sample_complexity(size.tau, size.t, size.m, 0.1, 0.1)
         noisy = noisy_sample_complexity(size, d, 0.1, 0.1, r, 0.01)
-        table.add_row(**{
-            "family": repr(fam), "tau": size.tau, "t (bits)": round(size.t, 1), "m": size.m,
-            "clean n": clean.total, "noisy n (sigma=0.3, Delta=0.01)": noisy.total,
-        })
+        table.add_row(
+            **{
+                "family": repr(fam),
+                "tau": size.tau,
+                "t (bits)": round(size.t, 1),
+                "m": size.m,
+                "clean n": clean.total,
+                "noisy n (sigma=0.3, Delta=0.01)": noisy.total,
+            }
+        )
     return table
 
 
@@ -246,14 +276,23 @@ def real_data_table(cfg: dict, seed: int) -> Table:
         dm = SklearnNoisyDataModule("wine", pca_dim=1, noise_scale=sigma, seed=seed)
         noise, y = dm.noise, dm.y_train
         fits: dict[str, Density] = {
-            OURS: learn(make_family("gaussian", k=2), y, noise, eps=0.05,
-                        max_candidates=cfg["max_candidates"], search_rounds=cfg["search_rounds"],
-                        seed=seed).density,
+            OURS: learn(
+                make_family("gaussian", k=2),
+                y,
+                noise,
+                eps=0.05,
+                max_candidates=cfg["max_candidates"],
+                search_rounds=cfg["search_rounds"],
+                seed=seed,
+            ).density,
             "naive GMM": NaiveGMM(2, seed).fit(y, noise),
             "deconvolved GMM": DeconvolvedGMM(2, seed).fit(y, noise),
             "extreme deconvolution": ExtremeDeconvolution(2, seed).fit(y, noise),
             "convolved MLE (Lightning module)": ConvolvedMLEModule(
-                "gaussian", k=2, noise_scale=sigma, lr=0.05).fit_full_batch(y, cfg["mle_steps"]).to_density(),
+                "gaussian", k=2, noise_scale=sigma, lr=0.05
+            )
+            .fit_full_batch(y, cfg["mle_steps"])
+            .to_density(),
         }
         for name, f in fits.items():
             ll = float(np.mean(np.log(f.pdf(dm.clean_test) + 1e-300)))
@@ -276,8 +315,13 @@ def _figures(report: Report, curves: dict, fits: dict, cfg: dict) -> None:
     ax.plot(ns, ref, "k--", label="bound shape ~ n^-1/2 (rescaled)")
     for e in cfg["curve_eps"]:
         ax.axhline(e, color="grey", lw=0.5)
-    ax.set(xscale="log", yscale="log", xlabel="n (noisy samples)", ylabel="TV to U[0,1]",
-           title="Noise-aware tournament: TV vs n")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="n (noisy samples)",
+        ylabel="TV to U[0,1]",
+        title="Noise-aware tournament: TV vs n",
+    )
     ax.legend(fontsize=8)
     report.save_figure(fig, "sample_complexity.png")
 
@@ -289,7 +333,9 @@ def _figures(report: Report, curves: dict, fits: dict, cfg: dict) -> None:
         ax.plot(x, target.density.pdf(x), "k", lw=2, label="truth")
         for name in (OURS, "extreme deconvolution", "deconvolution KDE", NAIVE_COMP):
             ax.plot(x, fits[("uniform-mixture", sig, name)].pdf(x), label=name, lw=1)
-        ax.set(xlabel="x", ylabel="density", title=f"uniform mixture, sigma={sig}, n={cfg['ns'][-1]}")
+        ax.set(
+            xlabel="x", ylabel="density", title=f"uniform mixture, sigma={sig}, n={cfg['ns'][-1]}"
+        )
         ax.legend(fontsize=7)
         report.save_figure(fig, "uniform_mixture_fits.png")
 

@@ -51,7 +51,7 @@ def deviation_bound(n: int, n_sets: int, delta: float) -> float:
     Examples
     --------
     >>> round(deviation_bound(1000, 10, 0.1), 4)
-    0.0523
+    0.0515
     """
     return math.sqrt(math.log(2 * max(n_sets, 1) / delta) / (2 * n))
 
@@ -127,9 +127,7 @@ def minimum_distance(P: np.ndarray, h: np.ndarray, chunk: int = 4096) -> Selecti
     best = int(np.flatnonzero(worst == worst.min())[0])
     out = np.empty(M)
     out[order] = -worst
-    return Selection(
-        int(order[best]), "min_distance", out, max(len(jj), 1), MIN_DISTANCE_CONSTANTS
-    )
+    return Selection(int(order[best]), "min_distance", out, max(len(jj), 1), MIN_DISTANCE_CONSTANTS)
 
 
 def knockout_tournament(

@@ -122,7 +122,9 @@ class TournamentModule(pl.LightningModule):
         if self.winner is None:
             dm = getattr(self.trainer, "datamodule", None)
             if dm is None or not hasattr(dm, "y_train"):
-                raise RuntimeError("TournamentModule is not fitted and no training data is available")
+                raise RuntimeError(
+                    "TournamentModule is not fitted and no training data is available"
+                )
             self.run_learner(np.asarray(dm.y_train, dtype=float))
 
     def on_validation_start(self) -> None:
