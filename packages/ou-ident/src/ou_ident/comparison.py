@@ -88,7 +88,7 @@ def evaluate_methods(
 
     Examples
     --------
-    >>> rows = evaluate_methods(5, n=None, seed=0, gies=False, unknown_support=False)
+    >>> rows = evaluate_methods(5, n=None, seed=0, methods=["ours: joint (support known)"])
     >>> row = rows[0]
     >>> row["method"], row["rel_err_A"] < 1e-8
     ('ours: joint (support known)', True)

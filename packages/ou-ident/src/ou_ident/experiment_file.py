@@ -40,7 +40,7 @@ def save_experiment(
     >>> _ = save_experiment(f, prob.moments(n=100), prob.mask)
     >>> data, mask, truth = load_experiment(f)
     >>> [d.name for d in data], mask.shape, truth
-    (['obs', 'degradation-1'], (4, 4), {})
+    (['obs', 'degradation-2'], (4, 4), {})
     """
     check_environments(data)
     path = Path(path)
