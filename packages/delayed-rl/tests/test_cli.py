@@ -119,6 +119,8 @@ def test_bad_user_mdp_is_one_line_and_exit_2(tmp_path, capsys, arrays, message):
         (["solve", "--env", "no/such/file.npz"], "No such file"),
         (["regret", "--episodes", "-3"], "--episodes must be >= 1"),
         (["regret", "--seeds", "0"], "--seeds must be >= 1"),
+        (["regret", "--bonus_scale", "-1", "--episodes", "2"], "need scale >= 0"),
+        (["solve", "--env_seed", "-1"], "environment seed must be an integer >= 0"),
     ],
 )
 def test_more_bad_input_is_one_line_and_exit_2(args, message, capsys):
@@ -126,3 +128,10 @@ def test_more_bad_input_is_one_line_and_exit_2(args, message, capsys):
     err = capsys.readouterr().err.strip()
     assert message in err
     assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_lightning_command_with_bad_model_input_exits_2(capsys):
+    assert main(["fit", "--model.env", "atari", "--trainer.logger", "false"]) == 2
+    err = capsys.readouterr().err
+    assert "delayed-rl: error: unknown environment 'atari'" in err
+    assert "Traceback" not in err

@@ -85,6 +85,8 @@ def make_mdp(name: str, H: int | None = None, seed: int = 0) -> FiniteMDP:  # no
     """
     if H is not None and (isinstance(H, bool) or int(H) != H or H < 1):
         raise ValueError(f"horizon H must be an integer >= 1, got {H!r}")
+    if isinstance(seed, bool) or int(seed) != seed or seed < 0:
+        raise ValueError(f"the environment seed must be an integer >= 0, got {seed!r}")
     if name.endswith(".npz"):
         return load_mdp(name, H)
     if name.startswith("gym:"):
