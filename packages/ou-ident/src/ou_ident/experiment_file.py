@@ -79,6 +79,6 @@ def load_experiment(path: str | Path) -> tuple[list[EnvironmentMoments], np.ndar
         for env, m, S, k in zip(envs, means, covs, ns, strict=True)
     ]
     check_environments(data)
-    mask = z["mask"] if "mask" in z else None
+    mask = z.get("mask", None)
     truth = {k[5:]: z[k] for k in z.files if k.startswith("true_")}
     return data, mask, truth
