@@ -61,3 +61,21 @@ def test_deterministic_under_seed():
 def test_bad_parameters(kwargs, msg):
     with pytest.raises(ValueError, match=msg):
         AnytimeARFClassifier(**kwargs)
+
+
+def test_learning_is_not_mistaken_for_drift():
+    """A young tree's falling error must not count as a drift (MOA's ADWIN rule)."""
+    s = streams.sea(4_000, n_drifts=0, seed=4)
+    arf = AnytimeARFClassifier(n_models=3, classes=[0, 1], seed=1).learn_many(s.X, s.y)
+    assert arf.n_drifts == 0
+
+
+def test_abrupt_drift_is_detected():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(8_000, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    y[4_000:] = 1 - y[4_000:]  # the concept flips: every tree's error jumps
+    arf = AnytimeARFClassifier(n_models=3, classes=[0, 1], seed=2).learn_many(X, y)
+    assert arf.n_drifts >= 1
+    acc = float((arf.predict_many(X[7_000:]) == y[7_000:]).mean())
+    assert acc > 0.9

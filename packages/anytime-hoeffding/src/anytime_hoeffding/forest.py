@@ -12,7 +12,8 @@ classification", Machine Learning 106). ARF's ingredients map to:
 2. Random feature subsets of size ``sqrt(d)`` per leaf -> the tree's ``max_features``.
 3. Per-tree drift detection on its error stream: ADWIN(0.01) warnings start a background
    tree, ADWIN(0.001) drifts replace the tree by its background (or a fresh tree)
-   (Gomes et al. 2017, Alg. 1) -> :meth:`AnytimeARFClassifier.learn_many`, using river's
+   (Gomes et al. 2017, Alg. 1; as in MOA, only an *increase* of the error counts)
+   -> :meth:`AnytimeARFClassifier.learn_many`, using river's
    ``ADWIN`` (established code rather than a re-implementation).
 4. Voting weighted by each tree's prequential accuracy since its last reset.
 
