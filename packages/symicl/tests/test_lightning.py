@@ -74,3 +74,20 @@ def test_augment_is_projected_at_the_end_of_fit():
     assert bool(module.model.projected)
     assert module.defect_before_projection["max"] > 1e-3
     assert module.model.symmetry_defects().max() < 1e-6
+
+
+def test_every_experiment_config_builds_and_matches_the_full_reproduce():
+    from pathlib import Path
+
+    import yaml
+    from symicl.reproduce import FULL
+
+    configs = sorted((Path(__file__).resolve().parent.parent / "configs").glob("*-L*.yaml"))
+    assert len(configs) == 15  # 3 modes x (3 depths + 2 larger tasks)
+    for path in configs:
+        cfg = yaml.safe_load(path.read_text())
+        module = ICLClassifierModule(**cfg["model"])
+        LinearTaskDataModule(**cfg["data"])
+        task = (cfg["data"]["d"], cfg["data"]["n_classes"], cfg["data"]["n_context"])
+        assert task in FULL.tasks and cfg["data"]["train_batches"] == FULL.steps, path.name
+        assert module.model.symmetry == path.name.split("-")[0], path.name
