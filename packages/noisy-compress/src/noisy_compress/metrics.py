@@ -1,7 +1,6 @@
 """Distances between densities: total variation and ell_2, closed form where possible.
 
-1. TV of two boxes: ``1 - vol(A cap B) / max(vol A, vol B)`` ... exactly
-   ``(1/2) int |1_A/|A| - 1_B/|B||``: :func:`tv_boxes`;
+1. TV of two boxes, ``(1/2) int |1_A/|A| - 1_B/|B||`` in closed form: :func:`tv_boxes`;
 2. ell_2 between Gaussian mixtures with
    ``int N(x; m1, S1) N(x; m2, S2) dx = N(m1; m2, S1 + S2)``: :func:`l2_gaussian_mixtures`;
 3. any pair in ``d <= 2``: a fine grid over both supports: :func:`tv_distance`, :func:`l2_distance`;

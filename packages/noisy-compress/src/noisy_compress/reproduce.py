@@ -61,13 +61,13 @@ def _settings(quick: bool) -> dict:
         targets=["uniform", "uniform-mixture", "gaussian", "gmm"],
         sigmas=[0.1, 0.3, 0.5],
         ns=[1000, 3000, 10000],
-        seeds=4,
+        seeds=3,
         max_candidates=300,
         search_rounds=90,
         mle_steps=400,
         curve_sigmas=[0.0, 0.1, 0.3],
-        curve_ns=[250, 500, 1000, 2000, 4000, 8000, 16000],
-        curve_seeds=6,
+        curve_ns=[250, 500, 1000, 2000, 4000, 8000],
+        curve_seeds=4,
         curve_eps=[0.1, 0.05, 0.03],
     )
 
