@@ -1,5 +1,6 @@
-"""The watersic command line: help, and one clear line for bad input."""
+"""The watersic command line: help, package commands, one clear line for bad input."""
 
+import pytest
 from watersic.cli import main
 from watersic.paper import PAPER
 
@@ -7,7 +8,9 @@ from watersic.paper import PAPER
 def test_help_lists_commands(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert "reproduce" in out
+    for cmd in ("fit", "validate", "test", "predict", "reproduce", "quantize", "rd-curve",
+                "inspect", "benchmark"):  # fmt: skip
+        assert cmd in out
     assert PAPER.title in out
 
 
@@ -16,3 +19,54 @@ def test_unknown_command_exits_2(capsys):
     err = capsys.readouterr().err
     assert "unknown command" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["quantize", "--rate", "0"], "out of range"),
+        (["quantize", "--rate", "17"], "out of range"),
+        (["rd-curve", "--spectrum", "nope"], "unknown spectrum"),
+        (["inspect", "--artifact", "/nonexistent/dir"], "not a saved watersic artifact"),
+        (["benchmark", "--size", "2"], "at least 8"),
+    ],
+)
+def test_bad_input_one_line_exit_2(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_unknown_method_exits_2(capsys):
+    assert main(["quantize", "--method", "awq"]) == 2
+    assert "awq" in capsys.readouterr().err
+
+
+def test_unknown_model_offline_gives_the_offline_message(monkeypatch, capsys):
+    from icml26_shared import hub
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    hub.hub_reachable.cache_clear()
+    try:
+        assert main(["quantize", "--model", "no-such-org/no-such-model"]) == 2
+    finally:
+        hub.hub_reachable.cache_clear()
+    err = capsys.readouterr().err.strip()
+    assert "no-such-org/no-such-model" in err and "tiny-llama" in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_rd_curve_prints_gaps(capsys):
+    assert main(["rd-curve", "--spectrum", "identity", "--rows", "256", "--columns", "16",
+                 "--rates", "[3]", "--anchors", "false"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "watersic (pooled)" in out and "gptq" in out
+
+
+def test_quantize_saves_and_inspect_reads(tmp_path, capsys):
+    out = tmp_path / "art"
+    assert main(["quantize", "--quick", "--rate", "3", "--out", str(out)]) == 0
+    assert (out / "manifest.json").is_file()
+    assert main(["inspect", "--artifact", str(out)]) == 0
+    assert '"method": "watersic"' in capsys.readouterr().out

@@ -1,6 +1,5 @@
 """WaterSIC-FT LightningModule: the shared contract and what trains."""
 
-import pytest
 import torch
 from icml26_shared.contract import check_contract
 from watersic.finetune import ByteTextDataModule, WaterSICFinetune
@@ -19,10 +18,6 @@ def small_data():
     return ByteTextDataModule(seq_len=16, batch_size=4, train_sequences=16, val_sequences=8)
 
 
-@pytest.mark.xfail(
-    reason="contract checker fails on this module; not yet diagnosed (see issue #3 report)",
-    strict=False,
-)
 def test_contract(tmp_path):
     result = check_contract(small_model, small_data, tmp_path)
     assert result.output.shape == (4, 16, 256)  # (B, T, V)

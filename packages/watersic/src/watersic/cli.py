@@ -30,7 +30,7 @@ def _load_model(model: str, seed: int, quick: bool):
 
         spec = (
             TinyLlamaSpec(hidden_size=64, intermediate_size=176, num_layers=2, num_heads=2,
-                          seq_len=64, train_steps=100, train_bytes=300_000)
+                          seq_len=64, train_steps=40, train_bytes=200_000)
             if quick
             else TinyLlamaSpec()
         )  # fmt: skip
@@ -55,7 +55,7 @@ def _load_model(model: str, seed: int, quick: bool):
     try:
         fp = load_causal_lm(model)
     except HubUnavailableError as err:
-        raise UsageError(str(err)) from None
+        raise UsageError(" ".join(str(err).split())) from None
     except OSError as err:
         raise UsageError(f"cannot load model {model!r}: {str(err).splitlines()[0]}") from None
     return fp, None, None
@@ -117,6 +117,7 @@ def rd_curve(
     rows: int = 1024,
     columns: int = 128,
     rates: list[int] | None = None,
+    anchors: bool = True,
     seed: int = 0,
 ) -> None:
     """Rate gap to the IT limit of every method on one synthetic Gaussian layer.
@@ -127,6 +128,7 @@ def rd_curve(
         rows: Output features a.
         columns: Input features n.
         rates: Rates in bits (default 1 2 3 4).
+        anchors: Include the HQQ / quanto anchors when installed.
         seed: Seed of W and of the covariance.
     """
     from watersic.reproduce import synthetic_rows
@@ -139,7 +141,7 @@ def rd_curve(
     for rate in rates or [1, 2, 3, 4]:
         if not 1 <= rate <= 8:
             raise UsageError(f"rate {rate} out of range; use integers 1-8")
-        for r in synthetic_rows(spectrum, rate, rows, columns, seed):
+        for r in synthetic_rows(spectrum, rate, rows, columns, seed, with_anchors=anchors):
             print(
                 f"R={rate} {r['method']:26s} rate {r['rate']:.3f}  D {r['D_dB']:7.2f} dB  "
                 f"gap {r['gap']:.3f} bits"

@@ -218,11 +218,11 @@ class QuantizedArtifact:
                 # external anchors: their packed formats are private; store what they decode to
                 tensors[f"{name}.dequantized"] = q.weight.to(torch.float32).contiguous()
             else:
-                tensors[f"{name}.codes"] = q.codes.to(torch.int16)
-                tensors[f"{name}.scales"] = q.scales.to(torch.float16)
-                tensors[f"{name}.zeros"] = q.zeros.to(torch.int16)
+                tensors[f"{name}.codes"] = q.codes.to(torch.int16).contiguous()
+                tensors[f"{name}.scales"] = q.scales.to(torch.float16).contiguous()
+                tensors[f"{name}.zeros"] = q.zeros.to(torch.int16).contiguous()
                 if "perm" in q.info:
-                    tensors[f"{name}.perm"] = q.info["perm"].to(torch.int32)
+                    tensors[f"{name}.perm"] = q.info["perm"].to(torch.int32).contiguous()
         save_file(tensors, str(out / "quantized.safetensors"))
         quantized = {f"{n}.weight" for n in self.layers}
         fp = {

@@ -59,7 +59,9 @@ def _missing_anchors() -> list[str]:
 # ---------------------------------------------------------------- (a) synthetic
 
 
-def synthetic_rows(spectrum: str, rate: int, a: int, n: int, seed: int = 0) -> list[dict]:
+def synthetic_rows(
+    spectrum: str, rate: int, a: int, n: int, seed: int = 0, with_anchors: bool = True
+) -> list[dict]:
     """All methods on one synthetic layer: rows of the synthetic table."""
     g = torch.Generator().manual_seed(seed)
     W = gaussian_weights(a, n, g)
@@ -113,10 +115,10 @@ def synthetic_rows(spectrum: str, rate: int, a: int, n: int, seed: int = 0) -> l
         q = rtn_quantize(W, S, bits=rate)
         row("rtn (per row)", q, q.rate - rate)
         gs = min(64, n)
-        if _anchor_ok("hqq", rate):
+        if with_anchors and _anchor_ok("hqq", rate):
             q = anchors.hqq_quantize(W, S, bits=rate, group_size=gs)
             row(f"hqq (g{gs}, anchor)", q, q.rate - rate)
-        if _anchor_ok("quanto", rate):
+        if with_anchors and _anchor_ok("quanto", rate):
             q = anchors.quanto_quantize(W, S, bits=rate)
             row(f"quanto (g{q.group_size}, anchor)", q, q.rate - rate)
     return rows
@@ -236,12 +238,12 @@ def minilm_section(report: Report, quick: bool, seed: int) -> Table | None:
         return None
     model, tok = minilm.load_minilm()
     docs = list(stdlib_docstrings())
-    n_cal, n_eval, seq = (96, 128, 48) if quick else (256, 512, 64)
+    n_cal, n_eval, seq = (48, 64, 32) if quick else (256, 512, 64)
     cal_text, eval_text = docs[:n_cal], docs[-n_eval:]
     calibration = minilm.calibration_windows(tok, cal_text, seq)
     reference = minilm.sentence_embeddings(model, tok, eval_text)
-    mse_batches = minilm.encoder_batches(tok, eval_text[:64])
-    rates = (2, 4) if quick else (2, 3, 4)
+    mse_batches = minilm.encoder_batches(tok, eval_text[: 32 if quick else 64])
+    rates = (2,) if quick else (2, 3, 4)
     table = Table(
         "(b) all-MiniLM-L6-v2 (pretrained, 36 block linears quantized)",
         [
