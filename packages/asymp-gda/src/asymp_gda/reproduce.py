@@ -162,6 +162,7 @@ def _normal_form(report: Report, cfg: ReproduceSettings, seed: int) -> None:
             ax.plot(upd, nc.median(1).values.clamp_min(1e-16), label=label)
         ax.set_yscale("log")
         ax.set_xscale("symlog", linthresh=10)
+        ax.set_xlim(left=0)
         ax.set_title(f"{game.name}: median NashConv (last iterate)")
         ax.set_xlabel("strategy updates")
     axes[0].set_ylabel("NashConv")
