@@ -119,13 +119,17 @@ def _call_block(block: nn.Module, x: torch.Tensor, kw: dict) -> torch.Tensor:
 def _linear_groups(block: nn.Module, x: torch.Tensor, kw: dict) -> list[list[str]]:
     """Names of the block's linears grouped by shared input, in execution order."""
     order: list[tuple[str, int]] = []
+    alive: list[torch.Tensor] = []  # keep every input alive so that no id() is reused
     handles = []
+
+    def hook(m, inp, out, name):
+        alive.append(inp[0])
+        order.append((name, id(inp[0])))
+
     for name, mod in block.named_modules():
         if isinstance(mod, nn.Linear):
             handles.append(
-                mod.register_forward_hook(
-                    lambda m, inp, out, name=name: order.append((name, id(inp[0])))
-                )
+                mod.register_forward_hook(lambda m, inp, out, name=name: hook(m, inp, out, name))
             )
     try:
         with torch.no_grad():
