@@ -15,7 +15,7 @@ Three outputs, all computed in the same run on the same machine (notes, Sec. B4)
    estimate vs ``d`` against the closed form, which has none (``loss_variance.png``).
 
 ``quick=True`` shrinks the problem list and the PINN budget so the run takes 1-3 minutes on a
-loaded 2-core CPU; the full run is CPU-feasible (about 20-30 minutes).
+loaded 2-core CPU; the full run is CPU-feasible (about 20 minutes on an idle 2-core CPU; 62 minutes measured under heavy load).
 """
 
 from __future__ import annotations
