@@ -196,16 +196,20 @@ class PaperCLI:
     def _run_function(
         self, name: str, fn: Callable[..., Any], rest: list[str], **bound: Any
     ) -> Any:
-        from jsonargparse import ActionConfigFile, ArgumentParser
+        from jsonargparse import ActionConfigFile, ArgumentError, ArgumentParser
 
         parser = ArgumentParser(
             prog=f"{self.prog} {name}",
             description=inspect.getdoc(fn) or None,
-            exit_on_error=True,
+            exit_on_error=False,
         )
         parser.add_argument("--config", action=ActionConfigFile, help="YAML file with the options.")
         parser.add_function_arguments(fn, as_group=False, skip=set(bound))
-        cfg = parser.parse_args(_bare_flags_to_true(fn, rest))
+        try:
+            cfg = parser.parse_args(_bare_flags_to_true(fn, rest))
+        except ArgumentError as exc:  # one line instead of usage + a multi-line message
+            detail = " ".join(str(exc).split())
+            raise UsageError(f"{name}: {detail} (see: {self.prog} {name} --help)") from None
         init = parser.instantiate_classes(cfg)
         kwargs = {k: v for k, v in init.items() if k not in {"config", "__path__"}}
         return fn(**bound, **kwargs)
