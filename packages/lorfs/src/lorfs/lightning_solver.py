@@ -28,7 +28,7 @@ import torch
 from .als import als_solve, greedy_als
 from .fourier_sum import LowRankFourierSum
 from .gauss_newton import gauss_newton_solve
-from .problem_data import ProblemDataModule, RelativeL2Error, build_problem
+from .problem_data import ProblemDataModule, ReferenceEvaluation, build_problem
 from .residual import loss as closed_form_loss
 
 Solver = Literal["als", "gauss_newton", "adam_lbfgs"]
@@ -56,7 +56,7 @@ def initial_condition_start(model: LowRankFourierSum, problem, scale: float = 1e
             model.set_free_parameters_(j, free)
 
 
-class LoRFSModule(pl.LightningModule):
+class LoRFSModule(ReferenceEvaluation, pl.LightningModule):
     """LoRFS on a registry problem, trained by Lightning (exact ALS, Gauss-Newton or Adam + L-BFGS).
 
     Parameters
@@ -121,8 +121,8 @@ class LoRFSModule(pl.LightningModule):
         self.model = LowRankFourierSum(axes, self.problem.rank if rank is None else rank, seed=seed)
         if not self.problem.is_linear:
             initial_condition_start(self.model, self.problem)
-        self.val_error = RelativeL2Error()
-        self.test_error = RelativeL2Error()
+        self._init_reference_metrics()
+        self._step_counter = 0
 
     # ------------------------------------------------------------ forward / loss
     def forward(self, points: torch.Tensor) -> torch.Tensor:
@@ -168,13 +168,13 @@ class LoRFSModule(pl.LightningModule):
 
     def training_step(self, batch, batch_idx):
         solver = self.hparams.solver
-        step = self._steps
+        step = self._step_counter
         if solver == "als":
 
             def build(u):
                 return self.problem.pieces(u, ic_weight=self.hparams.ic_weight)
 
-            if self._steps == 0:
+            if step == 0:
                 hist = greedy_als(self.model, build, seed=self.hparams.seed)
             else:
                 hist = als_solve(self.model, build, sweeps=1)
@@ -205,27 +205,6 @@ class LoRFSModule(pl.LightningModule):
 
                 value = lbfgs.step(closure)
             value = value.detach()
-        self._steps += 1
+        self._step_counter += 1
         self.log("train_loss", value, prog_bar=True, batch_size=1)
         return value
-
-    @property
-    def _steps(self) -> int:
-        return int(getattr(self, "_step_counter", 0))
-
-    @_steps.setter
-    def _steps(self, value: int) -> None:
-        self._step_counter = value
-
-    def validation_step(self, batch, batch_idx):
-        pts, ref = batch
-        self.val_error.update(self(pts), ref)
-        self.log("val_rel_l2", self.val_error, prog_bar=True, batch_size=len(pts))
-
-    def test_step(self, batch, batch_idx):
-        pts, ref = batch
-        self.test_error.update(self(pts), ref)
-        self.log("test_rel_l2", self.test_error, batch_size=len(pts))
-
-    def predict_step(self, batch, batch_idx):
-        return self(batch[0])

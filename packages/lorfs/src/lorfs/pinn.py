@@ -28,7 +28,7 @@ import lightning.pytorch as pl
 import torch
 from torch import nn
 
-from .problem_data import ProblemDataModule, RelativeL2Error, build_problem
+from .problem_data import ProblemDataModule, ReferenceEvaluation, build_problem
 
 Arch = Literal["mlp", "fourier", "separable"]
 
@@ -95,7 +95,7 @@ def pde_residual(problem, net, z: torch.Tensor, source: torch.Tensor) -> torch.T
     return res - source
 
 
-class PINNModule(pl.LightningModule):
+class PINNModule(ReferenceEvaluation, pl.LightningModule):
     """A physics-informed neural network baseline on a registry problem.
 
     Parameters
@@ -172,8 +172,8 @@ class PINNModule(pl.LightningModule):
         self.net = self.net.to(dtype)
         self._dtype = dtype
         self._boundary = self._boundary_data(n_boundary, seed)
-        self.val_error = RelativeL2Error()
-        self.test_error = RelativeL2Error()
+        self._init_reference_metrics()
+        self._step_counter = 0
 
     # ------------------------------------------------------------ data of the loss
     def _boundary_data(self, n: int, seed: int) -> dict[str, torch.Tensor]:
@@ -259,7 +259,7 @@ class PINNModule(pl.LightningModule):
     def training_step(self, batch, batch_idx):
         (z,) = batch
         adam, lbfgs = self.optimizers()
-        step = int(getattr(self, "_step_counter", 0))
+        step = self._step_counter
         if step < self.hparams.adam_steps:
             adam.zero_grad()
             value = self.collocation_loss(z)
@@ -278,16 +278,3 @@ class PINNModule(pl.LightningModule):
         value = value.detach()
         self.log("train_loss", value.to(torch.float64), prog_bar=True, batch_size=1)
         return value
-
-    def validation_step(self, batch, batch_idx):
-        pts, ref = batch
-        self.val_error.update(self(pts), ref)
-        self.log("val_rel_l2", self.val_error, prog_bar=True, batch_size=len(pts))
-
-    def test_step(self, batch, batch_idx):
-        pts, ref = batch
-        self.test_error.update(self(pts), ref)
-        self.log("test_rel_l2", self.test_error, batch_size=len(pts))
-
-    def predict_step(self, batch, batch_idx):
-        return self(batch[0])

@@ -12,6 +12,7 @@ points, or the splitting reference on its grid (:mod:`lorfs.reference`).
 - :func:`build_problem`: name + parameters -> :class:`~lorfs.problems.Problem`
 - :func:`latin_hypercube`: collocation points in the box
 - :class:`RelativeL2Error`: the torchmetrics metric reported everywhere (``||u - u*|| / ||u*||``)
+- :class:`ReferenceEvaluation`: the validation/test/predict steps every solver module shares
 - :class:`ProblemDataModule`: the datamodule
 """
 
@@ -74,6 +75,31 @@ class RelativeL2Error(torchmetrics.Metric):
 
     def compute(self) -> torch.Tensor:
         return (self.err / self.ref.clamp_min(1e-300)).sqrt()
+
+
+class ReferenceEvaluation:
+    """Validation/test/predict steps against the reference values of a :class:`ProblemDataModule`.
+
+    Mixed into every solver LightningModule (LoRFS and the PINN baselines), so all of them are
+    scored by the same :class:`RelativeL2Error` on the same ``(points, reference)`` batches.
+    """
+
+    def _init_reference_metrics(self) -> None:
+        self.val_error = RelativeL2Error()
+        self.test_error = RelativeL2Error()
+
+    def validation_step(self, batch, batch_idx):
+        pts, ref = batch
+        self.val_error.update(self(pts), ref)
+        self.log("val_rel_l2", self.val_error, prog_bar=True, batch_size=len(pts))
+
+    def test_step(self, batch, batch_idx):
+        pts, ref = batch
+        self.test_error.update(self(pts), ref)
+        self.log("test_rel_l2", self.test_error, batch_size=len(pts))
+
+    def predict_step(self, batch, batch_idx):
+        return self(batch[0])
 
 
 class ProblemDataModule(pl.LightningDataModule):
