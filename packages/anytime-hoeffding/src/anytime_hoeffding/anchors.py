@@ -4,7 +4,9 @@ Paper: Amoukou, Mishra & Veloso, ICML 2026 (arXiv:2605.31239) compares against t
 Hoeffding tree (Domingos & Hulten 2000), the Hoeffding Adaptive Tree (Bifet & Gavalda 2009),
 EFDT (Manapragada et al. 2018) and ARF (Gomes et al. 2017). river's implementations are
 used as they are (defaults, plus the Hoeffding tree with its tie-break ``tau`` off).
-MOA's trees (through CapyMOA) are not wired in this version.
+MOA's implementations of the same four learners come through CapyMOA (the ``bench`` extra,
+which needs a Java runtime); :func:`moa_available` says whether they can run, and every
+caller skips them when it cannot.
 
 Every anchor exposes ``test_then_train(X, y) -> predictions`` (instance by instance:
 predict, then learn), ``n_nodes``, ``depth`` and ``first_split``, like
@@ -21,7 +23,16 @@ import numpy as np
 from .forest import AnytimeARFClassifier
 from .tree import AnytimeHoeffdingTreeClassifier
 
-__all__ = ["ANCHORS", "OursForest", "OursTree", "RiverAnchor", "make_method"]
+__all__ = [
+    "ANCHORS",
+    "MOA_ANCHORS",
+    "MoaAnchor",
+    "OursForest",
+    "OursTree",
+    "RiverAnchor",
+    "make_method",
+    "moa_available",
+]
 
 
 class RiverAnchor:
@@ -80,6 +91,95 @@ class RiverAnchor:
     @property
     def first_split(self):
         return self._first_split
+
+
+class MoaAnchor:
+    """A MOA classifier (through CapyMOA) driven instance by instance from numpy rows.
+
+    The schema declares every class ``0..n_classes-1`` up front, as river learns them.
+    Forest sizes come from MOA's own measurements: ``n_nodes`` is the ensemble size times
+    the mean tree size, ``depth`` the mean tree depth (MOA does not expose its members).
+    """
+
+    def __init__(self, name: str, factory: Callable[[Any], Any], n_features: int,
+                 n_classes: int, ensemble_size: int | None = None):  # fmt: skip
+        from capymoa.stream import Schema
+
+        feats = [f"x{j}" for j in range(n_features)]
+        self.schema = Schema.from_custom(
+            features=[*feats, "y"], target="y", categories={"y": [str(k) for k in range(n_classes)]}
+        )
+        self.name = name
+        self.model = factory(self.schema)
+        self.ensemble_size = ensemble_size
+        self._first_split = None
+        self._t = 0
+
+    def _measurements(self) -> dict[str, float]:
+        return {
+            m.getName(): float(m.getValue()) for m in self.model.moa_learner.getModelMeasurements()
+        }
+
+    def _split_yet(self) -> bool:
+        if self.ensemble_size is None:
+            return int(self.model.moa_learner.measureTreeDepth()) > 0
+        return self._measurements().get("[avg] tree size (nodes)", 1.0) > 1.0
+
+    def test_then_train(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Predict each row, then learn it; return the predictions (``-1``: no prediction)."""
+        from capymoa.core import LabeledInstance
+
+        out = np.empty(len(y), np.int64)
+        model, schema = self.model, self.schema
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        check = self._first_split is None
+        for i, label in enumerate(y.tolist()):
+            inst = LabeledInstance.from_array(schema, X[i], int(label))
+            p = model.predict(inst)
+            out[i] = -1 if p is None else int(p)
+            model.train(inst)
+            if check and self._split_yet():
+                self._first_split = self._t + i + 1
+                check = False
+        self._t += len(y)
+        return out
+
+    def learn_many(self, X, y):
+        """Learn rows in order (no predictions)."""
+        from capymoa.core import LabeledInstance
+
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        for i, label in enumerate(y.tolist()):
+            self.model.train(LabeledInstance.from_array(self.schema, X[i], int(label)))
+        return self
+
+    @property
+    def n_nodes(self) -> int:
+        m = self._measurements()
+        if self.ensemble_size is None:
+            return int(m.get("tree size (nodes)", 1.0))
+        return int(round(self.ensemble_size * m.get("[avg] tree size (nodes)", 1.0)))
+
+    @property
+    def depth(self) -> int:
+        m = self._measurements()
+        return int(
+            round(m.get("tree depth" if self.ensemble_size is None else "[avg] tree depth", 0.0))
+        )
+
+    @property
+    def first_split(self):
+        return self._first_split
+
+
+def moa_available() -> bool:
+    """Whether MOA's learners can run: capymoa importable and a Java runtime found."""
+    import importlib.util
+    import shutil
+
+    if importlib.util.find_spec("capymoa") is None:
+        return False
+    return shutil.which("java") is not None or bool(__import__("os").environ.get("JAVA_HOME"))
 
 
 class OursTree:
@@ -154,6 +254,27 @@ ANCHORS: dict[str, Callable[[int, int, int], Any]] = {
     "river ARF(10)": _river(_arf),
 }
 
+
+def _moa(cls_name: str, **kw):
+    def factory(schema):
+        import capymoa.classifier as moa
+
+        return getattr(moa, cls_name)(schema=schema, **kw)
+
+    return factory
+
+
+# MOA at its defaults (HT: grace 200, confidence 1e-3 as MOA ships, tie threshold 0.05).
+MOA_ANCHORS: dict[str, tuple[Callable[[int], Callable[[Any], Any]], int | None]] = {
+    "MOA HT": (lambda seed: _moa("HoeffdingTree", random_seed=seed), None),
+    "MOA HAT": (lambda seed: _moa("HoeffdingAdaptiveTree", random_seed=seed), None),
+    "MOA EFDT": (lambda seed: _moa("EFDT", random_seed=seed), None),
+    "MOA ARF(10)": (
+        lambda seed: _moa("AdaptiveRandomForestClassifier", ensemble_size=10, random_seed=seed),
+        10,
+    ),
+}
+
 OURS = {
     "ours": lambda d, k, seed, **kw: AnytimeHoeffdingTreeClassifier(
         classes=list(range(k)), seed=seed, **kw
@@ -166,9 +287,18 @@ OURS = {
 
 def make_method(name: str, n_features: int, n_classes: int, seed: int = 0, chunk: int = 50,
                 **params):  # fmt: skip
-    """Build a method by name: ``"ours"``, ``"ours ARF(10)"`` or one of :data:`ANCHORS`."""
+    """Build a method by name: ``"ours"``, ``"ours ARF(10)"``, one of :data:`ANCHORS` (river)
+    or of :data:`MOA_ANCHORS` (CapyMOA; needs the ``bench`` extra and Java)."""
     if name in OURS:
         return OursTree(name, OURS[name](n_features, n_classes, seed, **params), chunk=chunk)
     if name in ANCHORS:
         return RiverAnchor(name, ANCHORS[name](n_features, n_classes, seed), n_features)
-    raise ValueError(f"unknown method {name!r}; choose one of {sorted(OURS) + sorted(ANCHORS)}")
+    if name in MOA_ANCHORS:
+        if not moa_available():
+            raise RuntimeError(
+                f"{name} needs capymoa and a Java runtime: pip install 'anytime-hoeffding[bench]'"
+            )
+        factory, ensemble = MOA_ANCHORS[name]
+        return MoaAnchor(name, factory(seed), n_features, n_classes, ensemble_size=ensemble)
+    known = sorted(OURS) + sorted(ANCHORS) + sorted(MOA_ANCHORS)
+    raise ValueError(f"unknown method {name!r}; choose one of {known}")

@@ -21,7 +21,7 @@ import numpy as np
 from icml26_shared.progress import progress
 from icml26_shared.results import Report, Table
 
-from .anchors import make_method
+from .anchors import make_method, moa_available
 from .benchmark import throughput_table
 from .prequential import false_split_rate, prequential
 from .streams import drifting_prior, make_stream, noise, planted_threshold, weak_signal
@@ -30,6 +30,16 @@ __all__ = ["SETTINGS", "reproduce"]
 
 TREE_METHODS = ["ours", "river HT", "river HT (tau=0)", "river HAT", "river EFDT"]
 FOREST_METHODS = ["ours ARF(10)", "river ARF(10)"]
+# MOA's learners (CapyMOA, the `bench` extra): added to every table when Java is found.
+MOA_TREE_METHODS = ["MOA HT", "MOA HAT", "MOA EFDT"]
+MOA_FOREST_METHODS = ["MOA ARF(10)"]
+
+
+def _methods(moa: bool):
+    trees = TREE_METHODS + (MOA_TREE_METHODS if moa else [])
+    forests = FOREST_METHODS + (MOA_FOREST_METHODS if moa else [])
+    return trees, forests, ["river HT"] + (["MOA HT"] if moa else [])
+
 
 SETTINGS = {
     "quick": {
@@ -69,7 +79,7 @@ SETTINGS = {
 }
 
 
-def _prequential_table(cfg, seed, curves):
+def _prequential_table(cfg, seed, curves, moa):
     table = Table(
         "Prequential evaluation (test-then-train)",
         [
@@ -86,12 +96,14 @@ def _prequential_table(cfg, seed, curves):
         ],  # fmt: skip
         units={"inst_per_s": "1/s", "peak_mb": "MB"},
         notes="Ours is fed in chunks of 50 (each chunk predicted before it is learned: staler, "
-        "never better, than instance-by-instance); river instance by instance. nodes and depth "
-        "at the end of the stream (forests: summed nodes, max depth); first_split: 1-based "
+        "never better, than instance-by-instance); river and MOA instance by instance. nodes and "
+        "depth at the end of the stream (forests: summed nodes, max depth; MOA's forest: 10 x "
+        "mean tree size, mean depth, as MOA reports them); first_split: 1-based "
         "instance index. peak_mb: resident-memory increase during the run.",
     )
-    jobs = [(s, m, cfg["n"]) for s in cfg["streams"] for m in TREE_METHODS]
-    jobs += [(s, m, cfg["n_forest"]) for s in cfg["forest_streams"] for m in FOREST_METHODS]
+    trees, forests, _ = _methods(moa)
+    jobs = [(s, m, cfg["n"]) for s in cfg["streams"] for m in trees]
+    jobs += [(s, m, cfg["n_forest"]) for s in cfg["forest_streams"] for m in forests]
     cache = {}
     for stream_name, method, n in progress(jobs, desc="prequential"):
         key = (stream_name, n)
@@ -107,7 +119,7 @@ def _prequential_table(cfg, seed, curves):
     return table
 
 
-def _null_table(cfg, seed):
+def _null_table(cfg, seed, moa):
     table = Table(
         "False splits on null streams",
         [
@@ -133,8 +145,9 @@ def _null_table(cfg, seed):
         "noise": lambda sd: noise(n, seed=sd),
         "drifting_prior": lambda sd: drifting_prior(n, seed=sd),
     }
+    anchors = _methods(moa)[2]
     jobs = [(k, m, runs) for k in nulls for m, runs in
-            (("ours", cfg["null_runs_ours"]), ("river HT", cfg["null_runs_river"]))]  # fmt: skip
+            [("ours", cfg["null_runs_ours"])] + [(a, cfg["null_runs_river"]) for a in anchors]]  # fmt: skip
     for name, method, runs in progress(jobs, desc="null streams"):
         r = false_split_rate(method, nulls[name], runs, seed=seed)
         table.add_row(stream=name, method=method, runs=r.runs, instances_per_run=n,
@@ -143,7 +156,7 @@ def _null_table(cfg, seed):
     return table
 
 
-def _timing_table(cfg, seed):
+def _timing_table(cfg, seed, moa):
     table = Table(
         "First split instant",
         ["stream", "method", "runs", "median_first_split", "q25", "q75", "never_split"],
@@ -159,7 +172,7 @@ def _timing_table(cfg, seed):
         "weak(0.05)": lambda sd: weak_signal(40_000, eps=0.05, seed=sd),
     }
     runs = cfg["timing_runs"]
-    jobs = [(k, m) for k in makers for m in ("ours", "river HT")]
+    jobs = [(k, m) for k in makers for m in ["ours", *_methods(moa)[2]]]
     for name, method in progress(jobs, desc="first split"):
         r_runs = runs if method == "ours" else max(2, runs // 5)
         times = []
@@ -176,13 +189,13 @@ def _timing_table(cfg, seed):
 
 
 def _exact_first_split(method, stream):
-    """Exact first-split index: ours from its split log, river by per-instance tracking."""
+    """Exact first-split index: ours from its split log, anchors by per-instance tracking."""
     m = make_method(method, stream.X.shape[1], stream.n_classes)
     for X, y in stream.chunks(2_000):
         if method == "ours":
             m.learn_many(X, y)
         else:
-            m.test_then_train(X, y)  # river tracks its first split instance by instance
+            m.test_then_train(X, y)  # anchors track their first split instance by instance
         if m.first_split is not None:
             return m.first_split
     return None
@@ -231,16 +244,23 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     # compile the kernels once, outside every timed region
     make_method("ours", 10, 2).learn_many(*(lambda s: (s.X, s.y))(noise(300, seed=seed)))
     curves: dict = {}
-    report.add_table(_prequential_table(cfg, seed, curves))
-    report.add_table(_null_table(cfg, seed))
-    report.add_table(_timing_table(cfg, seed))
+    moa = moa_available()
+    report.add_table(_prequential_table(cfg, seed, curves, moa))
+    report.add_table(_null_table(cfg, seed, moa))
+    report.add_table(_timing_table(cfg, seed, moa))
     report.add_table(throughput_table(seed=seed, **cfg["bench"]))
     _plots(report, curves)
     report.note(
         "Ours: AnytimeHoeffdingTreeClassifier(alpha=0.05, alpha_spending='tree', loss='brier', "
         "betting='agrapa', bet_cap=0.5, n_bins=16, warmup=100, leaf_prediction='nba'); river "
         "learners at their defaults (HT: grace 200, delta 1e-7, tau 0.05) and HT with tau=0. "
-        "The paper's full text was not available: the split rule is a reconstruction from its "
+        + (
+            "MOA learners (CapyMOA) at CapyMOA's defaults (HT: grace 200, confidence 1e-3, "
+            "tie threshold 0.05, Gaussian numeric observer). "
+            if moa
+            else "MOA's learners were skipped (no capymoa or no Java runtime). "
+        )
+        + "The paper's full text was not available: the split rule is a reconstruction from its "
         "abstract (see README), and its numbers are not compared here."
     )
     return report
