@@ -126,7 +126,7 @@ def evaluate(
 
     Args:
         stream: Named stream (sea, agrawal, hyperplane, rbf, rbf_drift, led, led_drift,
-            stagger, phishing, bananas, image_segments, shuttle, digits, elec2, covtype,
+            stagger, phishing, bananas, image_segments, shuttle, digits, elec2, covtype, airlines,
             noise, ...).
         n: Instances (at most).
         methods: Methods to run (default: ours and river HT).

@@ -11,8 +11,9 @@ STAGGER) as shipped by ``river.datasets.synth``, plus:
   ``eps`` (:func:`weak_signal`), a depth-2 tree (:func:`planted_tree`);
 - a fast numpy SEA with abrupt drifts and irrelevant features (:func:`sea`);
 - real data shipped in wheels: river's Phishing, Bananas, ImageSegments, Shuttle,
-  scikit-learn's digits (shuffled with the seed); Elec2 and Covtype on the real-data path
-  (they download; clear error offline).
+  scikit-learn's digits (shuffled with the seed); Elec2, Covtype and Airlines on the
+  real-data path (they download; clear error offline). Airlines comes through CapyMOA (the
+  ``bench`` extra): MOA's nominal attributes (airline, airports) become their integer codes.
 
 Every generator returns a :class:`Stream` with ``X (n, d)`` float64, ``y (n,)`` int64.
 """
@@ -259,6 +260,49 @@ def covtype(n: int = 581_012, seed: int = 0) -> Stream:
     return Stream("covtype", X[:n].astype(np.float64), (y[:n] - 1).astype(np.int64), 7)
 
 
+def from_capymoa(stream, n: int, name: str) -> Stream:
+    """The first ``n`` instances of a CapyMOA classification stream (nominal features as codes)."""
+    schema = stream.get_schema()
+    X = np.empty((n, schema.get_num_attributes()), np.float64)
+    y = np.empty(n, np.int64)
+    m = 0
+    while m < n and stream.has_more_instances():
+        inst = stream.next_instance()
+        X[m], y[m] = inst.x, inst.y_index
+        m += 1
+    if m == 0:
+        raise ValueError(f"{name}: the stream is empty")
+    return Stream(name, X[:m], y[:m], int(schema.get_num_classes()))
+
+
+def airlines(n: int = 539_383, seed: int = 0, directory: str | None = None) -> Stream:
+    """MOA's Airlines (539,383 x 7, delayed or not) through CapyMOA, in its file order.
+
+    Downloads on first use into ``directory`` (default: ``~/.cache/anytime-hoeffding``);
+    needs the ``bench`` extra and a Java runtime, and a clear error explains what is missing.
+    """
+    try:
+        from capymoa.datasets import Airlines
+    except ImportError as exc:
+        raise ImportError(
+            "the airlines stream needs capymoa: pip install 'anytime-hoeffding[bench]' "
+            "(and a Java runtime)"
+        ) from exc
+    from pathlib import Path
+
+    where = Path(directory) if directory else Path.home() / ".cache" / "anytime-hoeffding"
+    where.mkdir(parents=True, exist_ok=True)
+    try:
+        stream = Airlines(directory=where)
+    except OSError as exc:  # urllib errors are OSErrors
+        raise OSError(
+            f"Airlines is not cached in {where} and could not be downloaded ({exc}); it needs "
+            "internet. Offline alternatives: the 'shuttle', 'phishing', 'bananas', "
+            "'image_segments' or 'digits' streams."
+        ) from exc
+    return from_capymoa(stream, n, "airlines")
+
+
 STREAMS: dict[str, Callable[[int, int], Stream]] = {
     "noise": lambda n, seed: noise(n, seed=seed),
     "drifting_prior": lambda n, seed: drifting_prior(n, seed=seed),
@@ -273,6 +317,7 @@ STREAMS: dict[str, Callable[[int, int], Stream]] = {
        for k in ("phishing", "bananas", "image_segments", "shuttle", "digits")},
     "elec2": lambda n, seed: elec2(n, seed=seed),
     "covtype": lambda n, seed: covtype(n, seed=seed),
+    "airlines": lambda n, seed: airlines(n, seed=seed),
 }  # fmt: skip
 
 
