@@ -27,8 +27,9 @@ import torch
 from icml26_shared.results import Report, Table
 
 from .benchmark import MethodRun, mc_variance, solve_problem, spectral_run, train_pinn
+from .deepxde_anchor import deepxde_available, train_deepxde
 
-METHODS = ["LoRFS", "PINN", "PINN fp64", "FF-PINN", "SPINN", "spectral"]
+METHODS = ["LoRFS", "PINN", "PINN fp64", "FF-PINN", "SPINN", "DeepXDE", "spectral"]
 
 
 @dataclass
@@ -53,7 +54,7 @@ def budget(quick: bool) -> Budget:
     """Problems (with the baselines run on each) and budgets for ``quick`` or the full run."""
     if quick:
         rows = [
-            ("convection", {"beta": 30}, ALL_PINNS + ("spectral",)),
+            ("convection", {"beta": 30}, ALL_PINNS + ("DeepXDE", "spectral")),
             ("reaction", {"rho": 5}, ("PINN",)),
             ("torus_poisson", {"d": 10}, ("PINN",)),
             ("convection_nd", {"d": 10, "beta": 30}, ("PINN",)),
@@ -62,10 +63,10 @@ def budget(quick: bool) -> Budget:
         return Budget(150, 1, 500, 4000, rows, [10, 30, 100], [10, 100], [2, 5, 10, 20, 50], 20)
     rows = [
         ("convection", {"beta": 10}, ("PINN", "spectral")),
-        ("convection", {"beta": 30}, ALL_PINNS + ("spectral",)),
-        ("convection", {"beta": 50}, ALL_PINNS + ("spectral",)),
+        ("convection", {"beta": 30}, ALL_PINNS + ("DeepXDE", "spectral")),
+        ("convection", {"beta": 50}, ALL_PINNS + ("DeepXDE", "spectral")),
         ("convection", {"beta": 100}, ("PINN", "spectral")),
-        ("reaction", {"rho": 5}, ALL_PINNS),
+        ("reaction", {"rho": 5}, ALL_PINNS + ("DeepXDE",)),
         ("reaction", {"rho": 10}, ("PINN",)),
         ("reaction_diffusion", {"nu": 3, "rho": 5}, ("PINN",)),
         ("reaction_diffusion", {"nu": 5, "rho": 5}, ("PINN",)),
@@ -116,6 +117,18 @@ def _pinn(name: str, params: dict, label: str, b: Budget, seed: int) -> MethodRu
     )
 
 
+def _deepxde(name: str, params: dict, b: Budget, seed: int) -> MethodRun:
+    return train_deepxde(
+        name,
+        params,
+        adam_steps=b.adam,
+        lbfgs_steps=b.lbfgs,
+        n_collocation=b.collocation,
+        seed=seed,
+        n_test=b.n_test,
+    )
+
+
 def headline(b: Budget, quick: bool, seed: int) -> tuple[Table, list[MethodRun]]:
     """The problems x methods table."""
     table = Table(
@@ -126,7 +139,10 @@ def headline(b: Budget, quick: bool, seed: int) -> tuple[Table, list[MethodRun]]
             f"{b.collocation} Latin-hypercube collocation points, 4 x 50 tanh MLP (FF-PINN: 64 random "
             "Fourier features; SPINN: per-axis 4 x 50 MLPs, 16 features). LoRFS: exact greedy + joint "
             "ALS (linear) or block Gauss-Newton from the initial condition (nonlinear), float64. "
-            "spectral: full-tensor least squares in the same bases (linear, D <= 3). Empty: not run."
+            "spectral: full-tensor least squares in the same bases (linear, D <= 3). DeepXDE: "
+            "DeepXDE's FNN PINN (PyTorch backend) with the PINN's architecture and budget, "
+            + ("float32." if deepxde_available() else "skipped: deepxde is not installed.")
+            + " Empty: not run."
         ),
     )
     runs: list[MethodRun] = []
@@ -139,6 +155,8 @@ def headline(b: Budget, quick: bool, seed: int) -> tuple[Table, list[MethodRun]]
         for label in baselines:
             if label == "spectral":
                 cells[label] = spectral_run(name, params, seed=seed, n_test=b.n_test)
+            elif label == "DeepXDE":
+                cells[label] = _deepxde(name, params, b, seed) if deepxde_available() else None
             else:
                 cells[label] = _pinn(name, params, label, b, seed)
         runs += [r for r in cells.values() if r is not None]
