@@ -1,17 +1,280 @@
-"""Command line of mmicl: ``mmicl --help``."""
+"""Command line of mmicl: ``mmicl --help``.
+
+``fit/validate/test/predict`` (LightningCLI over the three stages, :mod:`mmicl.stages`, and
+the two data modules, :mod:`mmicl.icl_data`; configs use ``class_path``/``init_args``, see
+``configs/``), ``reproduce``, and the package commands ``sweep`` (stage-1 ICL vs IWL over
+``K`` and position encodings), ``circuits`` (progress measures of checkpoints and their
+Spearman correlation with IC accuracy), ``knockout`` (head knockout of a checkpoint) and
+``benchmark`` (anchors and generator throughput, no model).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
-from icml26_shared.cli import PaperCLI
+from icml26_shared.cli import PaperCLI, UsageError
 
 from .paper import PAPER
 
 
+def _load_stage1(checkpoint: Path):
+    import torch
+
+    from mmicl.stages import Stage1Module
+
+    path = Path(checkpoint)
+    if not path.is_file():
+        raise UsageError(f"checkpoint {str(path)!r} does not exist")
+    try:
+        module = Stage1Module.load_from_checkpoint(path, map_location="cpu", weights_only=False)
+        raw = torch.load(path, map_location="cpu", weights_only=False)
+    except (RuntimeError, KeyError, TypeError, EOFError, ValueError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UsageError(f"cannot read stage-1 checkpoint {str(path)!r}: {first}") from err
+    return module.eval(), dict(raw.get("datamodule_hyper_parameters") or {})
+
+
+def _data_for(module, data_hp: dict, overrides: dict, eval_sequences: int):
+    from mmicl.icl_data import UnimodalICLDataModule
+
+    hp = {
+        k: v for k, v in data_hp.items() if k in UnimodalICLDataModule.__init__.__code__.co_varnames
+    }
+    hp.update({k: v for k, v in overrides.items() if v is not None})
+    hp["eval_sequences"] = eval_sequences
+    dm = UnimodalICLDataModule(**hp)
+    dec = module.model
+    if dec.d_in != dm.bank.D or dec.n_labels != dm.bank.L:
+        raise UsageError(
+            f"the checkpoint's decoder has d_in={dec.d_in}, n_labels={dec.n_labels}; "
+            f"the data has D={dm.bank.D}, L={dm.bank.L}"
+        )
+    if dm.sampler.seq_len > dec.max_positions:
+        raise UsageError(
+            f"sequence length {dm.sampler.seq_len} exceeds the decoder's position capacity "
+            f"{dec.max_positions}"
+        )
+    return dm
+
+
+def sweep(
+    Ks: list[int] = [256, 8192],  # noqa: B006 - jsonargparse reads the default
+    positions: list[str] = ["ape", "rope", "alibi"],  # noqa: B006
+    steps: int = 1000,
+    batch_size: int = 64,
+    L: int = 32,
+    D: int = 32,
+    N: int = 8,
+    B: int = 2,
+    eps: float = 0.1,
+    n_heads: int = 1,
+    n_layers: int = 2,
+    eval_sequences: int = 500,
+    seed: int = 0,
+) -> None:
+    """Stage-1 ICL vs IWL over class counts K and position encodings (one seed).
+
+    Args:
+        Ks: Class counts to train at (each a multiple of L).
+        positions: Position encodings (ape, rope, alibi, hybrid, none).
+        steps: AdamW steps per model.
+        batch_size: Sequences per step.
+        L: Label count.
+        D: Item dimension.
+        N: Context length.
+        B: Burst size.
+        eps: Within-class noise.
+        n_heads: Heads per layer.
+        n_layers: Decoder depth.
+        eval_sequences: Sequences per evaluation split.
+        seed: Seed of the banks, the stream and the initialisation.
+    """
+    import lightning.pytorch as pl
+
+    from mmicl.evaluation import split_accuracies
+    from mmicl.icl_data import UnimodalICLDataModule
+    from mmicl.stages import Stage1Module
+
+    if steps < 1:
+        raise UsageError(f"steps must be >= 1, got {steps}")
+    print(f"{'pos':6s} {'K':>6s}  test    IC     IC2    IW")
+    for K in Ks:
+        dm = UnimodalICLDataModule(
+            K=K, L=L, D=D, N=N, B=B, eps=eps, batch_size=batch_size, train_batches=steps,
+            eval_sequences=eval_sequences, seed=seed, bank_seed=seed,
+        )  # fmt: skip
+        for pos in positions:
+            pl.seed_everything(seed, verbose=False)
+            module = Stage1Module(D, L, n_layers=n_layers, n_heads=n_heads, pos=pos)
+            pl.Trainer(
+                accelerator="cpu", devices=1, max_steps=steps, logger=False,
+                enable_checkpointing=False, enable_progress_bar=False,
+                enable_model_summary=False, limit_val_batches=0,
+            ).fit(module, datamodule=dm)  # fmt: skip
+            acc = split_accuracies(module, dm.sets("test"))
+            print(
+                f"{pos:6s} {K:6d}  "
+                + "  ".join(f"{acc[k]:.3f}" for k in ("test", "IC", "IC2", "IW"))
+            )
+
+
+def circuits(
+    ckpts: list[Path],
+    K: int | None = None,
+    L: int | None = None,
+    D: int | None = None,
+    N: int | None = None,
+    B: int | None = None,
+    eps: float | None = None,
+    bank_seed: int | None = None,
+    eval_sequences: int = 500,
+) -> None:
+    """Accuracy and induction-circuit measures of stage-1 checkpoints, with Spearman rho.
+
+    The data settings default to those saved in each checkpoint (by ``mmicl fit``), else
+    to the UnimodalICLDataModule defaults.
+
+    Args:
+        ckpts: Stage-1 checkpoints (e.g. several steps of one run).
+        K: Class count of the bank.
+        L: Label count.
+        D: Item dimension.
+        N: Context length.
+        B: Burst size.
+        eps: Within-class noise.
+        bank_seed: Seed of the bank.
+        eval_sequences: Sequences per evaluation split.
+    """
+    from mmicl.evaluation import circuit_measures, split_accuracies
+
+    if not ckpts:
+        raise UsageError("give at least one checkpoint with --ckpts")
+    over = {"K": K, "L": L, "D": D, "N": N, "B": B, "eps": eps, "bank_seed": bank_seed}
+    rows = []
+    print("checkpoint  test  IC  IC2  IW | ih tila tla prev cla")
+    for ck in ckpts:
+        module, data_hp = _load_stage1(ck)
+        sets = _data_for(module, data_hp, over, eval_sequences).sets("test")
+        acc = split_accuracies(module, sets)
+        meas = circuit_measures(module, sets["IC"])
+        rows.append({**acc, **meas})
+        print(
+            f"{Path(ck).name}  "
+            + " ".join(f"{acc[k]:.3f}" for k in ("test", "IC", "IC2", "IW"))
+            + " | "
+            + " ".join(f"{meas[k]:.3f}" for k in ("ih", "tila", "tla", "prev", "cla"))
+        )
+    if len(rows) >= 3:
+        from scipy.stats import spearmanr
+
+        for key in ("ih", "tila", "prev"):
+            x, y = [r[key] for r in rows], [r["IC"] for r in rows]
+            rho = spearmanr(x, y).statistic if len(set(x)) > 1 and len(set(y)) > 1 else float("nan")
+            print(f"spearman rho({key}, IC acc) = {rho:.3f}")
+
+
+def knockout(
+    checkpoint: Path,
+    K: int | None = None,
+    L: int | None = None,
+    D: int | None = None,
+    N: int | None = None,
+    B: int | None = None,
+    eps: float | None = None,
+    bank_seed: int | None = None,
+    eval_sequences: int = 500,
+    seed: int = 0,
+) -> None:
+    """Knock out the top induction head, a random other head and the top previous-token head.
+
+    Args:
+        checkpoint: Stage-1 checkpoint.
+        K: Class count of the bank (default: from the checkpoint).
+        L: Label count.
+        D: Item dimension.
+        N: Context length.
+        B: Burst size.
+        eps: Within-class noise.
+        bank_seed: Seed of the bank.
+        eval_sequences: Sequences per evaluation split.
+        seed: Seed of the random-head choice.
+    """
+    from mmicl.evaluation import knockout_table
+
+    module, data_hp = _load_stage1(checkpoint)
+    over = {"K": K, "L": L, "D": D, "N": N, "B": B, "eps": eps, "bank_seed": bank_seed}
+    sets = _data_for(module, data_hp, over, eval_sequences).sets("test")
+    for row in knockout_table(module.model, sets, seed):
+        print(
+            f"{row['knockout']:24s} {row['heads']:24s} IC {row['IC acc']:.3f}  "
+            f"IC2 {row['IC2 acc']:.3f}  IW {row['IW acc']:.3f}"
+        )
+
+
+def benchmark(
+    K: int = 8192,
+    L: int = 32,
+    D: int = 32,
+    N: int = 8,
+    B: int = 2,
+    eps: float = 0.1,
+    sequences: int = 1000,
+    batch_size: int = 128,
+    seed: int = 0,
+) -> None:
+    """Anchor accuracies (random context label, nearest context item) and generator speed.
+
+    Args:
+        K: Class count.
+        L: Label count.
+        D: Item dimension.
+        N: Context length.
+        B: Burst size.
+        eps: Within-class noise.
+        sequences: Sequences per split.
+        batch_size: Batch size of the throughput measurement.
+        seed: Seed of the bank and the sets.
+    """
+    import time
+
+    import torch
+
+    from mmicl.gmm_data import BurstySampler, GMMBank, eval_splits
+    from mmicl.reproduce import _anchors
+
+    bank = GMMBank(K, L, D, seed=seed)
+    sampler = BurstySampler(bank, N, B, eps=eps)
+    sets = eval_splits(sampler, sequences, seed)
+    for name, accs in _anchors(sets, N).items():
+        print(f"{name:40s} " + "  ".join(f"{k} {v:.3f}" for k, v in accs.items()))
+    g = torch.Generator().manual_seed(seed)
+    start = time.perf_counter()
+    reps = 20
+    for _ in range(reps):
+        sampler.sample(batch_size, g)
+    rate = reps * batch_size / (time.perf_counter() - start)
+    print(f"generator: {rate:,.0f} sequences/s (batch {batch_size}, K={K}, N={N})")
+
+
 def build_cli() -> PaperCLI:
-    """The package's CLI; add ``model_class``, ``datamodule_class`` and extra ``commands``."""
-    return PaperCLI(PAPER)
+    """The package's CLI."""
+    from mmicl.icl_data import ICLDataModule
+    from mmicl.stages import ICLStage
+
+    return PaperCLI(
+        PAPER,
+        model_class=ICLStage,
+        datamodule_class=ICLDataModule,
+        subclass_mode_model=True,
+        subclass_mode_data=True,
+        commands={
+            "sweep": sweep,
+            "circuits": circuits,
+            "knockout": knockout,
+            "benchmark": benchmark,
+        },
+    )
 
 
 def main(args: Sequence[str] | None = None) -> int:
