@@ -1,17 +1,225 @@
-"""Command line of weakprior: ``weakprior --help``."""
+"""Command line of weakprior: ``weakprior --help``.
+
+``fit/validate/test/predict`` (LightningCLI over :class:`~weakprior.prior_module.DDPMPriorModule`
+and :class:`~weakprior.prior_module.ImageDomainDataModule`: train a prior), ``reproduce``, and the
+package commands ``reconstruct`` (solve one inverse problem with any solver and prior),
+``correlation`` (local-correlation curve of a domain) and ``posterior`` (the closed-form
+Gaussian-prior experiment).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
 
-from icml26_shared.cli import PaperCLI
+from icml26_shared.cli import PaperCLI, UsageError
 
 from .paper import PAPER
 
 
+def _make_operator(
+    operator: str, shape, keep_ratio: float, box_frac: float, sr_factor: int, seed: int
+):
+    from weakprior.operators import BoxInpainting, Downsample, GaussianBlur, RandomInpainting
+
+    if operator == "random":
+        return RandomInpainting(shape, keep_ratio, seed=seed)
+    if operator == "box":
+        return BoxInpainting(shape, box_frac)
+    if operator == "blur":
+        return GaussianBlur(5, 1.0)
+    return Downsample(sr_factor)
+
+
+def reconstruct(
+    target: Literal["faces", "digits", "natural", "textures"] = "faces",
+    prior: Literal["faces", "digits", "natural", "textures", "under-trained"] = "faces",
+    operator: Literal["random", "box", "blur", "sr"] = "random",
+    keep_ratio: float = 0.3,
+    box_frac: float = 0.5,
+    sr_factor: int = 2,
+    sigma: float = 0.01,
+    solver: Literal["weak", "dmplug", "dps", "tv"] = "weak",
+    checkpoint: Path | None = None,
+    image: Path | None = None,
+    n_images: int = 4,
+    image_size: int = 16,
+    prior_steps: int = 400,
+    iterations: int = 150,
+    lr: float = 0.05,
+    dps_steps: int = 100,
+    lpips: bool = False,
+    seed: int = 0,
+) -> None:
+    """Solve one inverse problem on held-out images and print PSNR / SSIM.
+
+    Args:
+        target: Domain of the held-out images to reconstruct.
+        prior: Domain the diffusion prior is trained on (cached by configuration hash).
+        operator: ``random`` / ``box`` inpainting, ``blur`` or ``sr`` (super-resolution).
+        keep_ratio: Fraction of kept pixels for random inpainting, in (0, 1].
+        box_frac: Fraction of the area hidden by the box.
+        sr_factor: Super-resolution factor.
+        sigma: Measurement noise standard deviation (images in [-1, 1]).
+        solver: ``weak`` (paper: sphere Adam + hold-out), ``dmplug``, ``dps`` or ``tv``.
+        checkpoint: A Lightning checkpoint of ``weakprior fit`` to use as the prior instead.
+        image: Your own grayscale image file (resized to image_size) instead of the domain.
+        n_images: Number of held-out images.
+        image_size: Image side in pixels.
+        prior_steps: Training steps of the prior when it is not cached.
+        iterations: Optimisation steps of the weak / DMPlug solvers.
+        lr: Their learning rate.
+        dps_steps: DDPM steps of DPS.
+        lpips: Also report LPIPS (needs cached pretrained weights).
+        seed: Seed of the mask, the noise and the solver.
+    """
+    from weakprior.ddim import FewStepDDIM
+    from weakprior.dps import DPSSolver
+    from weakprior.image_domains import load_domain
+    from weakprior.image_quality import psnr, psnr_masked, require_lpips, ssim
+    from weakprior.noise_optimisation import NoiseOptimisationSolver
+    from weakprior.operators import check_image_range, check_sigma, measure
+    from weakprior.prior_module import DDPMPriorModule, cache_dir, train_prior
+    from weakprior.total_variation import TVSolver
+
+    if lpips:
+        require_lpips()
+    check_sigma(sigma)
+    if not 0.0 < keep_ratio <= 1.0:
+        raise UsageError(f"keep_ratio must lie in (0, 1], got {keep_ratio}")
+    if image is not None:
+        from weakprior.pretrained import load_image
+
+        x = load_image(image, image_size, gray=True)
+    else:
+        x = load_domain(target, "test", image_size, n=n_images, seed=seed)
+    check_image_range(x)
+    op = _make_operator(operator, tuple(x.shape), keep_ratio, box_frac, sr_factor, seed + 11)
+    y = measure(op, x, sigma, seed + 12)
+    model = None
+    if solver != "tv":
+        if checkpoint is not None:
+            if not Path(checkpoint).is_file():
+                raise UsageError(f"checkpoint {str(checkpoint)!r} does not exist")
+            model = DDPMPriorModule.load_from_checkpoint(checkpoint, map_location="cpu").eval()
+        else:
+            domain = "faces" if prior == "under-trained" else prior
+            steps = max(1, prior_steps // 20) if prior == "under-trained" else prior_steps
+            model = train_prior(
+                domain, steps, image_size, 16, 32, seed=seed, cache=cache_dir() / "priors"
+            )
+        model.requires_grad_(False)
+    if solver == "tv":
+        est = TVSolver(op, seed=seed).solve(y, tuple(x.shape)).x
+    elif solver == "dps":
+        zeta = 0.5 if operator in ("random", "box") else 0.3
+        est = DPSSolver(model.eps, op, zeta, dps_steps, seed=seed).solve(y, tuple(x.shape)).x
+    else:
+        gen = FewStepDDIM(model.eps)
+        weak = solver == "weak"
+        est = NoiseOptimisationSolver(
+            gen, op, "adam_sphere" if weak else "adam", "holdout" if weak else "wmv",
+            iterations=iterations, lr=lr, best_k=max(1, iterations // 10), seed=seed,
+        ).solve(y, tuple(x.shape)).x  # fmt: skip
+    est = est.clamp(-1, 1)
+    missing = op.missing_pixels(tuple(x.shape))
+    p_full, s_full = psnr(est, x), ssim(est, x)
+    print(
+        f"{solver} solver, prior {prior if checkpoint is None else checkpoint}, {operator} on {x.shape[0]} image(s)"
+    )
+    print(
+        f"  PSNR full    {float(p_full.mean()):.2f} ± {float(p_full.std() if len(p_full) > 1 else 0):.2f} dB"
+    )
+    if missing is not None:
+        p_miss = psnr_masked(est, x, missing)
+        print(f"  PSNR missing {float(p_miss.mean()):.2f} dB")
+    print(f"  SSIM         {float(s_full.mean()):.4f}")
+    if lpips:  # pragma: no cover - needs downloaded weights
+        from torchmetrics.image.lpip import LearnedPerceptualImagePatchSimilarity
+
+        metric = LearnedPerceptualImagePatchSimilarity(net_type="vgg", normalize=False)
+        print(f"  LPIPS        {float(metric(est.repeat(1, 3, 1, 1), x.repeat(1, 3, 1, 1))):.4f}")
+
+
+def correlation(
+    domain: Literal["faces", "digits", "natural", "textures"] = "faces",
+    max_offset: int = 6,
+    n: int = 64,
+    image_size: int = 16,
+) -> None:
+    """Print the local-correlation curve of a domain's images.
+
+    Args:
+        domain: Image domain.
+        max_offset: Largest pixel offset k.
+        n: Number of images.
+        image_size: Image side in pixels.
+    """
+    from weakprior.image_domains import load_domain
+    from weakprior.local_correlation import local_correlation
+
+    curve = local_correlation(load_domain(domain, "test", image_size, n=n), max_offset)
+    print(f"local correlation of {domain} ({n} images, {image_size}px)")
+    for k, v in enumerate(curve.tolist()):
+        print(f"  k={k}: {v:.4f}")
+
+
+def posterior(
+    target: Literal["faces", "digits", "natural", "textures"] = "faces",
+    prior: Literal["faces", "digits", "natural", "textures"] = "natural",
+    keep_ratios: list[float] | None = None,
+    sigma: float = 0.01,
+    n_images: int = 8,
+    image_size: int = 16,
+    seed: int = 0,
+) -> None:
+    """Exact posterior means under a fitted Gaussian prior: PSNR on missing pixels vs keep ratio.
+
+    Args:
+        target: Domain of the images.
+        prior: Domain the Gaussian prior is fitted on.
+        keep_ratios: Keep ratios to sweep (default 0.1 0.3 0.5 0.7 0.9).
+        sigma: Measurement noise.
+        n_images: Number of images.
+        image_size: Image side in pixels.
+        seed: Seed of masks and noise.
+    """
+    import torch
+
+    from weakprior.analytic_priors import GaussianPrior
+    from weakprior.image_domains import load_domain
+    from weakprior.image_quality import psnr_masked
+    from weakprior.operators import RandomInpainting, check_sigma, measure
+
+    check_sigma(sigma)
+    keeps = keep_ratios or [0.1, 0.3, 0.5, 0.7, 0.9]
+    x = load_domain(target, "test", image_size, n=n_images, seed=seed)
+    g = GaussianPrior.fit(load_domain(prior, "train", image_size, seed=seed))
+    print(f"target {target}, Gaussian prior fitted on {prior}, sigma {sigma}")
+    for k in keeps:
+        op = RandomInpainting(tuple(x.shape), k, seed + 11)
+        y = measure(op, x, sigma, seed + 12).flatten(1)
+        obs = op.observed(tuple(x.shape)).flatten(1) > 0.5
+        est = []
+        for i in range(x.shape[0]):
+            m = torch.eye(x[0].numel(), dtype=torch.float64)[obs[i]]
+            est.append(g.posterior(m, y[i : i + 1, obs[i]], sigma)[0].float())
+        est = torch.cat(est).view_as(x).clamp(-1, 1)
+        p = psnr_masked(est, x, op.missing_pixels(tuple(x.shape)))
+        print(f"  keep {k:g}: PSNR missing {float(p.mean()):.2f} dB")
+
+
 def build_cli() -> PaperCLI:
-    """The package's CLI; add ``model_class``, ``datamodule_class`` and extra ``commands``."""
-    return PaperCLI(PAPER)
+    """The package's CLI."""
+    from weakprior.prior_module import DDPMPriorModule, ImageDomainDataModule
+
+    return PaperCLI(
+        PAPER,
+        model_class=DDPMPriorModule,
+        datamodule_class=ImageDomainDataModule,
+        commands={"reconstruct": reconstruct, "correlation": correlation, "posterior": posterior},
+    )
 
 
 def main(args: Sequence[str] | None = None) -> int:

@@ -1,12 +1,313 @@
-"""``weakprior reproduce``: the paper's headline comparison at CPU scale."""
+"""``weakprior reproduce``: matched vs mismatched diffusion priors across measurement regimes.
+
+Paper: "Weak diffusion priors for inverse problems", Jia, Yuan, Liu, Shen, Wang, ICML 2026
+(arXiv 2601.22443). One run, all offline, at 16 x 16 px on CPU:
+
+1. trains small DDPM priors (:func:`weakprior.prior_module.train_prior`) on the faces, digits,
+   natural-photo and texture domains, plus an under-trained copy of the faces prior (5 % of the
+   steps), cached on disk by configuration hash;
+2. for every target domain and operator -- random inpainting at several keep ratios, a 50 % box,
+   Gaussian blur, x2 super-resolution, all with ``sigma = 0.01`` noise -- reconstructs the same
+   held-out images with the paper's solver (Adam on the sphere + hold-out early stopping through
+   a 3-step DDIM) under every prior, and with the anchors in the same run: DMPlug (plain Adam +
+   windowed-variance stopping) and DPS with the matched prior, and TV (no learned prior);
+3. reports PSNR on the missing pixels (inpainting) or the whole image (blur, SR), SSIM, the
+   matched-minus-mismatched gap per operator, the closed-form Gaussian-prior version of the same
+   experiment (exact posterior means; the Bayesian-consistency picture), and the local-correlation
+   curves of data and prior samples with the mean distance from a missing pixel to an observed one.
+"""
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from icml26_shared.results import Report
+import torch
+from icml26_shared.progress import progress
+from icml26_shared.results import Report, Table
+
+from .analytic_priors import GaussianPrior
+from .ddim import FewStepDDIM, spaced_timesteps
+from .dps import DPSSolver
+from .image_domains import load_domain
+from .image_quality import psnr, psnr_masked, ssim
+from .local_correlation import distance_to_observed, local_correlation
+from .noise_optimisation import NoiseOptimisationSolver
+from .operators import BoxInpainting, Downsample, GaussianBlur, RandomInpainting, measure
+from .prior_module import cache_dir, train_prior
+from .total_variation import TVSolver
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Sizes of one reproduce run."""
+
+    targets: tuple[str, ...]
+    priors: tuple[str, ...]  # domains; "under-trained" = faces prior at 5 % of the steps
+    keeps: tuple[float, ...]
+    extra_ops: tuple[str, ...]  # among "box", "blur", "sr2"
+    n_images: int
+    prior_steps: int
+    iterations: int
+    dps_steps: int
+    image_size: int = 16
+    width: int = 16
+    batch_size: int = 64
+    lr: float = 0.05
+    best_k: int = 20
+    sigma: float = 0.01
+    tv_iterations: int = 150
+    anchors: tuple[str, ...] = field(default=("dmplug", "dps", "tv"))
+
+
+QUICK = Setting(
+    targets=("faces",),
+    priors=("faces", "natural", "under-trained"),
+    keeps=(0.2, 0.5, 0.8),
+    extra_ops=("box",),
+    n_images=6,
+    prior_steps=400,
+    iterations=120,
+    dps_steps=100,
+    batch_size=32,
+)
+FULL = Setting(
+    targets=("faces", "digits"),
+    priors=("faces", "digits", "natural", "textures", "under-trained"),
+    keeps=(0.1, 0.3, 0.5, 0.7, 0.9),
+    extra_ops=("box", "blur", "sr2"),
+    n_images=12,
+    prior_steps=2000,
+    iterations=200,
+    dps_steps=250,
+)
+
+
+def _operator(name: str, shape: tuple[int, ...], seed: int):
+    if name.startswith("keep"):
+        return RandomInpainting(shape, float(name[4:]), seed=seed)
+    if name == "box":
+        return BoxInpainting(shape, 0.5)
+    if name == "blur":
+        return GaussianBlur(5, 1.0)
+    if name == "sr2":
+        return Downsample(2)
+    raise ValueError(name)
+
+
+def _op_names(s: Setting) -> list[str]:
+    return [f"keep{k:g}" for k in s.keeps] + list(s.extra_ops)
+
+
+def _score(x_hat, x, op) -> tuple[torch.Tensor, torch.Tensor]:
+    missing = op.missing_pixels(tuple(x.shape))
+    p = psnr_masked(x_hat, x, missing) if missing is not None else psnr(x_hat, x)
+    return p, ssim(x_hat, x)
+
+
+def _fmt(v: torch.Tensor) -> str:
+    return f"{float(v.mean()):.2f} ± {float(v.std()):.2f}"
+
+
+def _train_priors(s: Setting, seed: int, cache: Path) -> dict:
+    priors = {}
+    names = [p for p in s.priors if p != "under-trained"]
+    for name in progress(names, desc="priors", total=len(names)):
+        priors[name] = train_prior(name, s.prior_steps, s.image_size, s.width, s.batch_size,
+                                   seed=seed, cache=cache)  # fmt: skip
+    if "under-trained" in s.priors:
+        steps = max(1, s.prior_steps // 20)  # 5 % of the steps
+        priors["under-trained"] = train_prior("faces", steps, s.image_size, s.width,
+                                              s.batch_size, seed=seed, cache=cache)  # fmt: skip
+    for m in priors.values():
+        m.requires_grad_(False)
+    return priors
+
+
+def _gaussian_table(s: Setting, seed: int) -> Table:
+    """Closed-form version: exact posterior means under matched / mismatched Gaussian priors."""
+    ops = [o for o in _op_names(s) if o != "blur" and o != "sr2"]
+    table = Table(
+        "Exact Gaussian priors: PSNR (dB) of the posterior mean on missing pixels",
+        ["target", "Gaussian prior fitted on", *ops],
+        notes=(
+            "Gaussian priors N(mu, S) fitted to each domain's training images; the posterior mean "
+            "mu + S A^T (A S A^T + s^2 I)^-1 (y - A mu) is exact, so this isolates the prior from the "
+            "solver. The same images, masks and noise as the diffusion table."
+        ),
+    )
+    fitted = {d: GaussianPrior.fit(load_domain(d, "train", s.image_size, seed=seed))
+              for d in dict.fromkeys((*s.targets, *[p for p in s.priors if p != "under-trained"]))}  # fmt: skip
+    for target in s.targets:
+        x = load_domain(target, "test", s.image_size, n=s.n_images, seed=seed)
+        for name, prior in fitted.items():
+            row = {"target": target, "Gaussian prior fitted on": name}
+            for op_name in ops:
+                op = _operator(op_name, tuple(x.shape), seed + 11)
+                y = measure(op, x, s.sigma, seed + 12)
+                flat_y = y.flatten(1).double()
+                vals = []
+                for i in range(x.shape[0]):
+                    keep = op.observed(tuple(x.shape))[i].flatten() > 0.5
+                    matrix = torch.eye(x[0].numel(), dtype=torch.float64)[keep]
+                    mean, _ = prior.posterior(matrix, flat_y[i : i + 1, keep], s.sigma)
+                    vals.append(mean.float().clamp(-1, 1).view(1, *x.shape[1:]))
+                est = torch.cat(vals)
+                row[op_name] = _fmt(psnr_masked(est, x, op.missing_pixels(tuple(x.shape))))
+            table.add_row(**row)
+    return table
 
 
 def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
-    """Run the headline comparison (anchors in the same run) and return its report."""
-    raise NotImplementedError("weakprior reproduce is not written yet")
+    """Train the priors, solve every inverse problem with every solver, return the report."""
+    torch.set_num_threads(1)
+    start = time.time()
+    s = QUICK if quick else FULL
+    report = Report("weakprior", out)
+    cache = cache_dir() / "priors"
+    ops = _op_names(s)
+    priors = _train_priors(s, seed, cache)
+
+    main = Table(
+        "PSNR (dB) on missing pixels (inpainting) / whole image (blur, SR): mean ± std over images",
+        ["target", "solver", "prior", *ops],
+        notes=(
+            f"{s.n_images} held-out {s.image_size}x{s.image_size} images per target, noise sigma = "
+            f"{s.sigma} on [-1, 1]. weak = Adam on the sphere + hold-out early stopping through a "
+            f"3-step DDIM (666, 333, 0) with x0 clipping, {s.iterations} iterations, lr {s.lr}, "
+            f"best-k {s.best_k}; DMPlug = plain Adam + windowed-variance stopping (window 10), same "
+            f"generator and iterations; DPS = {s.dps_steps} respaced DDPM steps, zeta 0.5 "
+            "(inpainting) / 0.3 (blur, SR); TV = total-variation least squares, weight chosen on "
+            f"held-out pixels. Priors: {s.width}-wide TinyUNet trained {s.prior_steps} Adam steps; "
+            f"under-trained = the faces prior after {max(1, s.prior_steps // 20)} steps."
+        ),
+    )
+    ssim_table = Table("SSIM (whole image), mean over images", ["target", "solver", "prior", *ops])
+    gap = Table(
+        "Gap: matched-prior PSNR minus mismatched-prior PSNR (weak solver), dB",
+        ["target", "mismatched prior", *ops],
+    )
+    results: dict[tuple[str, str, str], dict[str, float]] = {}
+    jobs = []
+    for target in s.targets:
+        for prior in s.priors:
+            jobs.append((target, "weak", prior))
+        for anchor in s.anchors:
+            jobs.append((target, anchor, target if anchor != "tv" else "none"))
+    data = {t: load_domain(t, "test", s.image_size, n=s.n_images, seed=seed) for t in s.targets}
+    for target, solver_name, prior in progress(jobs, desc="solvers", total=len(jobs)):
+        x = data[target]
+        row = {"target": target, "solver": solver_name, "prior": prior}
+        srow = dict(row)
+        for op_name in ops:
+            op = _operator(op_name, tuple(x.shape), seed + 11)
+            y = measure(op, x, s.sigma, seed + 12)
+            if solver_name == "tv":
+                solver = TVSolver(op, iterations=s.tv_iterations, seed=seed)
+            elif solver_name == "dps":
+                zeta = 0.5 if op.missing_pixels(tuple(x.shape)) is not None else 0.3
+                solver = DPSSolver(priors[prior].eps, op, zeta, s.dps_steps, seed=seed)
+            else:
+                gen = FewStepDDIM(priors[prior].eps, spaced_timesteps(3), clip=True)
+                solver = NoiseOptimisationSolver(
+                    gen, op,
+                    optimizer="adam_sphere" if solver_name == "weak" else "adam",
+                    early_stop="holdout" if solver_name == "weak" else "wmv",
+                    iterations=s.iterations, lr=s.lr, best_k=s.best_k, wmv_patience=50, seed=seed,
+                )  # fmt: skip
+            x_hat = solver.solve(y, tuple(x.shape)).x.clamp(-1, 1)
+            p, q = _score(x_hat, x, op)
+            row[op_name], srow[op_name] = _fmt(p), float(q.mean())
+            results.setdefault((target, solver_name, prior), {})[op_name] = float(p.mean())
+        main.add_row(**row)
+        ssim_table.add_row(**srow)
+    for target in s.targets:
+        matched = results.get((target, "weak", target))
+        if matched is None:
+            continue
+        for prior in s.priors:
+            if prior == target:
+                continue
+            other = results[(target, "weak", prior)]
+            gap.add_row(target=target, **{"mismatched prior": prior},
+                        **{o: matched[o] - other[o] for o in ops})  # fmt: skip
+    for t in (main, gap, ssim_table, _gaussian_table(s, seed)):
+        report.add_table(t)
+    corr = _correlation_table(s, priors, data, seed)
+    report.add_table(corr)
+    _plots(report, s, gap, corr)
+    report.note(
+        "Expected from the paper: the matched-vs-mismatched gap shrinks as the keep ratio rises "
+        "(informative measurements make the prior matter less) and stays large for the box, "
+        "where missing pixels are far from any observation."
+    )
+    report.metadata.update(
+        quick=quick, seed=seed, wall_time_s=time.time() - start,
+        setting={k: getattr(s, k) for k in s.__dataclass_fields__},
+    )  # fmt: skip
+    return report
+
+
+def _correlation_table(s: Setting, priors: dict, data: dict, seed: int) -> Table:
+    lags = 6
+    table = Table(
+        "Local correlation at pixel offset k: data vs prior samples",
+        ["images", *[f"k={k}" for k in range(lags + 1)]],
+        notes=(
+            "Pearson correlation of pixel pairs at horizontal/vertical offset k (image means "
+            "removed). Prior samples: 64 draws of a 20-step DDIM. Last rows: mean Chebyshev "
+            "distance (px) from a missing pixel to the nearest observed one, per operator."
+        ),
+    )
+    for t in s.targets:
+        c = local_correlation(load_domain(t, "test", s.image_size, n=64, seed=seed), lags)
+        table.add_row(images=f"data: {t}", **{f"k={k}": float(v) for k, v in enumerate(c)})
+    with torch.no_grad():
+        for name, m in priors.items():
+            z = torch.randn(
+                64, 1, s.image_size, s.image_size, generator=torch.Generator().manual_seed(seed)
+            )
+            samples = FewStepDDIM(m.eps, spaced_timesteps(20))(z)
+            c = local_correlation(samples, lags)
+            table.add_row(
+                images=f"prior samples: {name}", **{f"k={k}": float(v) for k, v in enumerate(c)}
+            )
+    x = next(iter(data.values()))
+    for op_name in _op_names(s):
+        op = _operator(op_name, tuple(x.shape), seed + 11)
+        miss = op.missing_pixels(tuple(x.shape))
+        if miss is not None:
+            d = float(distance_to_observed(miss).mean())
+            table.add_row(images=f"distance to observed, {op_name}", **{"k=0": d})
+    return table
+
+
+def _plots(report: Report, s: Setting, gap: Table, corr: Table) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    keep_cols = [f"keep{k:g}" for k in s.keeps]
+    for row in gap.rows:
+        axes[0].plot(s.keeps, [row[c] for c in keep_cols], marker="o",
+                     label=f"{row['target']} vs {row['mismatched prior']}")  # fmt: skip
+        if "box" in row:
+            axes[0].scatter([1 - 0.5], [row["box"]], marker="s")
+    axes[0].axhline(0, color="k", lw=0.5)
+    axes[0].set_xlabel("keep ratio (squares: 50 % box at its keep ratio 0.5)")
+    axes[0].set_ylabel("matched - mismatched PSNR (dB)")
+    axes[0].set_title("gap vs measurement informativeness")
+    axes[0].legend(fontsize=7)
+    ks = [c for c in corr.columns if c.startswith("k=")]
+    for row in corr.rows:
+        if row["images"].startswith("distance"):
+            continue
+        axes[1].plot(range(len(ks)), [row[c] for c in ks], marker=".", label=row["images"])
+    axes[1].set_xlabel("pixel offset k")
+    axes[1].set_ylabel("correlation")
+    axes[1].set_title("local correlation")
+    axes[1].legend(fontsize=7)
+    report.save_figure(fig, "gap_and_correlation.png")

@@ -1,0 +1,72 @@
+"""Image-quality metrics (torchmetrics): PSNR and SSIM on the full image and on missing pixels.
+
+Images are in ``[-1, 1]``; metrics use ``data_range = 2``. ``psnr_masked`` restricts the MSE to
+the missing pixels (the ones the prior has to fill in), the paper's most telling quantity for
+inpainting. LPIPS needs pretrained network weights that this offline package cannot download:
+:func:`require_lpips` raises a one-line error naming them when they are not cached.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import torch
+from torchmetrics.functional.image import (
+    peak_signal_noise_ratio,
+    structural_similarity_index_measure,
+)
+
+DATA_RANGE = 2.0
+
+
+def psnr(x: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
+    """Per-image PSNR in dB, ``(B,)``.
+
+    Examples
+    --------
+    >>> ref = torch.zeros(1, 1, 4, 4); x = ref + 0.2
+    >>> round(float(psnr(x, ref)[0]), 2)  # 10 log10(4 / 0.04)
+    20.0
+    """
+    return torch.stack(
+        [
+            peak_signal_noise_ratio(a[None], b[None], data_range=DATA_RANGE)
+            for a, b in zip(x, ref, strict=True)
+        ]
+    )
+
+
+def psnr_masked(x: torch.Tensor, ref: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Per-image PSNR over the pixels where ``mask == 1`` (``(B,)``)."""
+    if mask.shape != x.shape:
+        raise ValueError(f"mask shape {tuple(mask.shape)} does not match images {tuple(x.shape)}")
+    n = mask.flatten(1).sum(1).clamp_min(1)
+    mse = ((mask * (x - ref)) ** 2).flatten(1).sum(1) / n
+    return 10 * torch.log10(DATA_RANGE**2 / mse.clamp_min(1e-12))
+
+
+def ssim(x: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
+    """Per-image SSIM (Gaussian window 7, small images), ``(B,)``."""
+    k = min(7, x.shape[-1] - (1 - x.shape[-1] % 2))
+    return structural_similarity_index_measure(
+        x, ref, data_range=DATA_RANGE, kernel_size=k, reduction="none"
+    )
+
+
+LPIPS_WEIGHTS = (
+    "torchvision vgg16 ImageNet weights (vgg16-397923af.pth) and the LPIPS linear layers"
+)
+
+
+def require_lpips() -> None:
+    """Raise ``RuntimeError`` unless LPIPS-VGG weights are already in the torch hub cache."""
+    hub = (
+        Path(os.environ.get("TORCH_HOME", Path.home() / ".cache" / "torch")) / "hub" / "checkpoints"
+    )
+    if not (hub / "vgg16-397923af.pth").is_file():
+        raise RuntimeError(
+            f"LPIPS needs {LPIPS_WEIGHTS}; they are not cached under {hub} and this run is offline. "
+            "Download them once with torchmetrics' LearnedPerceptualImagePatchSimilarity(net_type='vgg') "
+            "on a machine with internet, or drop --lpips."
+        )

@@ -1,0 +1,300 @@
+"""Small diffusion priors trained on CPU: the UNet, the Lightning module and data, the cache.
+
+* :class:`TinyUNet` -- a two-level convolutional eps-network with sinusoidal time embedding
+  (about 0.1 M parameters), the default backbone. ``backbone="diffusers"`` swaps in a small
+  ``diffusers.UNet2DModel`` (same role; the pretrained google/ddpm-ema checkpoints are this
+  class, see :mod:`weakprior.pretrained`).
+* :class:`DDPMPriorModule` -- DDPM training with the eps-MSE loss
+  ``E_{t, eps} || eps - eps_theta(sqrt(abar_t) x0 + sqrt(1 - abar_t) eps, t) ||^2`` on the
+  1000-step linear schedule of :func:`weakprior.ddim.linear_alphas_cumprod` (identical to
+  diffusers' ``DDPMScheduler(beta_schedule="linear")``); ``predict`` draws DDIM samples.
+* :class:`ImageDomainDataModule` -- one image domain of :mod:`weakprior.image_domains`.
+* :func:`train_prior` -- fit a prior with a Lightning ``Trainer`` and cache its weights on disk
+  under the hash of its configuration; the "under-trained" prior is the faces prior stopped at
+  5 % of the steps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from pathlib import Path
+
+import lightning.pytorch as pl
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from .ddim import FewStepDDIM, linear_alphas_cumprod, spaced_timesteps
+from .image_domains import DOMAINS, load_domain
+
+
+def timestep_embedding(t: torch.Tensor, dim: int) -> torch.Tensor:
+    """Sinusoidal embedding of integer timesteps, ``(B, dim)``."""
+    half = dim // 2
+    freqs = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float32) / half)
+    args = t.float()[:, None] * freqs[None]
+    return torch.cat([args.sin(), args.cos()], dim=1)
+
+
+class _ResBlock(nn.Module):
+    def __init__(self, cin: int, cout: int, tdim: int, groups: int) -> None:
+        super().__init__()
+        self.n1, self.c1 = nn.GroupNorm(groups, cin), nn.Conv2d(cin, cout, 3, padding=1)
+        self.t = nn.Linear(tdim, cout)
+        self.n2, self.c2 = nn.GroupNorm(groups, cout), nn.Conv2d(cout, cout, 3, padding=1)
+        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+    def forward(self, x: torch.Tensor, temb: torch.Tensor) -> torch.Tensor:
+        h = self.c1(F.silu(self.n1(x))) + self.t(temb)[:, :, None, None]
+        h = self.c2(F.silu(self.n2(h)))
+        return h + self.skip(x)
+
+
+class TinyUNet(nn.Module):
+    """Two-resolution UNet eps-network for small grayscale images.
+
+    Examples
+    --------
+    >>> net = TinyUNet(channels=1, width=8)
+    >>> net(torch.zeros(2, 1, 8, 8), torch.tensor([0, 999])).shape
+    torch.Size([2, 1, 8, 8])
+    """
+
+    def __init__(self, channels: int = 1, width: int = 32) -> None:
+        super().__init__()
+        g = min(8, width)
+        self.tdim = 2 * width
+        self.temb = nn.Sequential(
+            nn.Linear(width, self.tdim), nn.SiLU(), nn.Linear(self.tdim, self.tdim)
+        )
+        self.width = width
+        self.inp = nn.Conv2d(channels, width, 3, padding=1)
+        self.down1 = _ResBlock(width, width, self.tdim, g)
+        self.pool = nn.Conv2d(width, 2 * width, 3, stride=2, padding=1)
+        self.down2 = _ResBlock(2 * width, 2 * width, self.tdim, g)
+        self.mid = _ResBlock(2 * width, 2 * width, self.tdim, g)
+        self.up = nn.ConvTranspose2d(2 * width, width, 2, stride=2)
+        self.up1 = _ResBlock(2 * width, width, self.tdim, g)
+        self.out = nn.Sequential(
+            nn.GroupNorm(g, width), nn.SiLU(), nn.Conv2d(width, channels, 3, padding=1)
+        )
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        temb = self.temb(timestep_embedding(t, self.width))
+        h1 = self.down1(self.inp(x), temb)
+        h2 = self.mid(self.down2(self.pool(h1), temb), temb)
+        h = self.up1(torch.cat([self.up(h2), h1], dim=1), temb)
+        return self.out(h)
+
+
+class _DiffusersBackbone(nn.Module):
+    """A small ``diffusers.UNet2DModel`` behind the ``(x, t) -> eps`` interface."""
+
+    def __init__(self, channels: int, width: int, image_size: int) -> None:
+        super().__init__()
+        from diffusers import UNet2DModel
+
+        self.unet = UNet2DModel(
+            sample_size=image_size,
+            in_channels=channels,
+            out_channels=channels,
+            block_out_channels=(width, 2 * width),
+            layers_per_block=1,
+            down_block_types=("DownBlock2D", "AttnDownBlock2D"),
+            up_block_types=("AttnUpBlock2D", "UpBlock2D"),
+            norm_num_groups=min(8, width),
+        )
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        return self.unet(x, t).sample
+
+
+class DDPMPriorModule(pl.LightningModule):
+    """DDPM eps-prediction prior (Lightning), the "weak" or "strong" prior of the paper.
+
+    Parameters
+    ----------
+    image_size, channels:
+        Image geometry.
+    width:
+        Base channel width of the UNet.
+    backbone:
+        ``"tiny"`` (:class:`TinyUNet`) or ``"diffusers"`` (``UNet2DModel``).
+    lr:
+        Adam learning rate.
+    num_train_timesteps:
+        ``T`` of the linear schedule (1000).
+    sample_steps:
+        DDIM steps used by ``predict_step``.
+
+    Examples
+    --------
+    >>> m = DDPMPriorModule(image_size=8, width=8)
+    >>> m(torch.zeros(3, 1, 8, 8), torch.tensor([1, 2, 3])).shape
+    torch.Size([3, 1, 8, 8])
+    """
+
+    def __init__(
+        self,
+        image_size: int = 16,
+        channels: int = 1,
+        width: int = 32,
+        backbone: str = "tiny",
+        lr: float = 2e-3,
+        num_train_timesteps: int = 1000,
+        sample_steps: int = 3,
+    ) -> None:
+        super().__init__()
+        self.save_hyperparameters()
+        if backbone == "tiny":
+            self.net = TinyUNet(channels, width)
+        elif backbone == "diffusers":
+            self.net = _DiffusersBackbone(channels, width, image_size)
+        else:
+            raise ValueError(f"backbone must be 'tiny' or 'diffusers', got {backbone!r}")
+        self.register_buffer(
+            "alphas_cumprod", linear_alphas_cumprod(num_train_timesteps).float(), persistent=False
+        )
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor | None = None) -> torch.Tensor:
+        """eps-prediction at integer timesteps ``t`` (``(B,)``; default ``T // 2``)."""
+        if t is None:
+            t = torch.full((x.shape[0],), self.hparams.num_train_timesteps // 2, dtype=torch.long)
+        return self.net(x, t.to(x.device))
+
+    def eps(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        """The ``eps_model(x_t, t)`` callable used by the solvers."""
+        return self.net(x, t.to(x.device))
+
+    def _loss(self, x0: torch.Tensor, gen: torch.Generator | None = None) -> torch.Tensor:
+        b = x0.shape[0]
+        t = torch.randint(0, self.hparams.num_train_timesteps, (b,), generator=gen)
+        noise = torch.randn(x0.shape, generator=gen).to(x0)
+        a = self.alphas_cumprod[t].view(-1, 1, 1, 1).to(x0)
+        xt = a.sqrt() * x0 + (1 - a).sqrt() * noise
+        return F.mse_loss(self.net(xt, t.to(x0.device)), noise)
+
+    def training_step(self, batch, batch_idx):
+        loss = self._loss(batch[0])
+        self.log("train/eps_mse", loss, prog_bar=True)
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        loss = self._loss(batch[0], torch.Generator().manual_seed(batch_idx))
+        self.log("val/eps_mse", loss, prog_bar=True)
+        return loss
+
+    test_step = validation_step
+
+    def predict_step(self, batch, batch_idx):
+        """DDIM samples, one per image of the batch (seeded by ``batch_idx``)."""
+        x = batch[0]
+        gen = torch.Generator().manual_seed(batch_idx)
+        z = torch.randn(x.shape, generator=gen).to(x)
+        ts = spaced_timesteps(self.hparams.sample_steps, self.hparams.num_train_timesteps)
+        return FewStepDDIM(self.eps, ts, self.alphas_cumprod.double())(z)
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters(), lr=self.hparams.lr)
+
+
+class ImageDomainDataModule(pl.LightningDataModule):
+    """Train/validation images of one offline domain (:func:`weakprior.image_domains.load_domain`).
+
+    Examples
+    --------
+    >>> dm = ImageDomainDataModule("digits", image_size=8, batch_size=4)
+    >>> dm.setup("fit"); next(iter(dm.train_dataloader()))[0].shape
+    torch.Size([4, 1, 8, 8])
+    """
+
+    def __init__(
+        self,
+        domain: str = "faces",
+        image_size: int = 16,
+        batch_size: int = 64,
+        val_size: int = 64,
+        seed: int = 0,
+    ) -> None:
+        super().__init__()
+        if domain not in DOMAINS:
+            raise ValueError(f"unknown image domain {domain!r}; choose from {', '.join(DOMAINS)}")
+        self.save_hyperparameters()
+        self.train_set = self.val_set = None
+
+    def setup(self, stage: str | None = None) -> None:
+        hp = self.hparams
+        if self.train_set is None:
+            self.train_set = TensorDataset(
+                load_domain(hp.domain, "train", hp.image_size, seed=hp.seed)
+            )
+            self.val_set = TensorDataset(
+                load_domain(hp.domain, "test", hp.image_size, n=hp.val_size, seed=hp.seed)
+            )
+
+    def train_dataloader(self):
+        gen = torch.Generator().manual_seed(self.hparams.seed)
+        return DataLoader(
+            self.train_set, self.hparams.batch_size, shuffle=True, drop_last=True, generator=gen
+        )
+
+    def val_dataloader(self):
+        return DataLoader(self.val_set, self.hparams.batch_size)
+
+    test_dataloader = val_dataloader
+    predict_dataloader = val_dataloader
+
+
+def cache_dir() -> Path:
+    """Folder of cached priors: ``$WEAKPRIOR_CACHE`` or ``~/.cache/weakprior``."""
+    return Path(os.environ.get("WEAKPRIOR_CACHE", Path.home() / ".cache" / "weakprior"))
+
+
+def train_prior(
+    domain: str,
+    steps: int,
+    image_size: int = 16,
+    width: int = 32,
+    batch_size: int = 64,
+    lr: float = 2e-3,
+    seed: int = 0,
+    backbone: str = "tiny",
+    cache: Path | None = None,
+) -> DDPMPriorModule:
+    """Train (or load from the cache) a prior on ``domain`` for ``steps`` Adam steps."""
+    if steps < 1:
+        raise ValueError(f"prior training steps must be >= 1, got {steps}")
+    config = dict(domain=domain, steps=steps, image_size=image_size, width=width,
+                  batch_size=batch_size, lr=lr, seed=seed, backbone=backbone, version=1)  # fmt: skip
+    key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+    folder = Path(cache) if cache is not None else cache_dir()
+    path = folder / f"prior-{domain}-{key}.pt"
+    module = DDPMPriorModule(image_size=image_size, width=width, backbone=backbone, lr=lr)
+    if path.is_file():
+        module.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
+        return module.eval()
+    pl.seed_everything(seed, verbose=False)
+    module = DDPMPriorModule(image_size=image_size, width=width, backbone=backbone, lr=lr)
+    data = ImageDomainDataModule(domain, image_size, batch_size, seed=seed)
+    trainer = pl.Trainer(
+        accelerator="cpu",
+        devices=1,
+        max_steps=steps,
+        max_epochs=-1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        limit_val_batches=0,
+        num_sanity_val_steps=0,
+    )
+    trainer.fit(module, datamodule=data)
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    torch.save(module.state_dict(), tmp)
+    os.replace(tmp, path)
+    return module.eval()
