@@ -1,18 +1,118 @@
-"""The mmicl command line: help, and one clear line for bad input."""
+"""The mmicl command line: help, LightningCLI from configs, package commands, bad input."""
 
+from pathlib import Path
+
+import lightning.pytorch as pl
+import pytest
 from mmicl.cli import main
+from mmicl.icl_data import UnimodalICLDataModule
 from mmicl.paper import PAPER
+from mmicl.stages import Stage1Module
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def _one_line_error(capsys, match: str) -> None:
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 1, err
+    assert match in err, err
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ck")
+    pl.seed_everything(0, verbose=False)
+    dm = UnimodalICLDataModule(K=32, L=4, D=8, N=4, B=2, batch_size=8, train_batches=2)
+    module = Stage1Module(8, 4, d_model=16, n_heads=2)
+    trainer = pl.Trainer(
+        max_steps=2, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+        enable_model_summary=False, limit_val_batches=0, default_root_dir=tmp,
+    )  # fmt: skip
+    trainer.fit(module, datamodule=dm)
+    path = tmp / "s1.ckpt"
+    trainer.save_checkpoint(path)
+    return path
 
 
 def test_help_lists_commands(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert "reproduce" in out
+    for cmd in ("fit", "validate", "test", "predict", "reproduce", "sweep", "circuits",
+                "knockout", "benchmark"):  # fmt: skip
+        assert cmd in out
     assert PAPER.title in out
 
 
 def test_unknown_command_exits_2(capsys):
     assert main(["no-such-command"]) == 2
-    err = capsys.readouterr().err
-    assert "unknown command" in err
-    assert "Traceback" not in err
+    _one_line_error(capsys, "unknown command")
+
+
+def test_every_config_parses(capsys):
+    for cfg in sorted(CONFIGS.glob("*.yaml")):
+        assert main(["fit", "--config", str(cfg), "--print_config"]) == 0, cfg.name
+    capsys.readouterr()
+
+
+def test_fit_and_test_from_config(tmp_path, capsys):
+    args = ["--config", str(CONFIGS / "smoke.yaml"), "--trainer.default_root_dir", str(tmp_path)]
+    assert main(["fit", *args]) == 0
+    assert main(["test", *args]) == 0
+    assert "test_IC_acc" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "override, match",
+    [
+        (["--data.init_args.K", "30"], "multiple of the label count"),
+        (["--data.init_args.B", "3"], "multiple of the burst size"),
+        (["--data.init_args.p_B", "1.5"], "probability"),
+        (["--model.init_args.d_in", "5"], "does not match the model"),
+        (["--model.init_args.max_positions", "5"], "position capacity"),
+    ],
+)
+def test_bad_config_values_give_one_line(tmp_path, capsys, override, match):
+    args = ["fit", "--config", str(CONFIGS / "smoke.yaml"), *override]
+    assert main([*args, "--trainer.default_root_dir", str(tmp_path)]) == 2
+    _one_line_error(capsys, match)
+
+
+def test_stage2_with_mismatched_checkpoint_gives_one_line(ckpt, tmp_path, capsys):
+    args = ["fit", "--config", str(CONFIGS / "stage2-gmm-K2-4.yaml"),
+            "--model.init_args.decoder_checkpoint", str(ckpt),
+            "--trainer.default_root_dir", str(tmp_path)]  # fmt: skip
+    assert main(args) == 2
+    _one_line_error(capsys, "the config says d1=32")
+
+
+def test_circuits_and_knockout(ckpt, capsys):
+    assert main(["circuits", "--ckpts", f"[{ckpt}, {ckpt}, {ckpt}]", "--eval_sequences", "16"]) == 0
+    out = capsys.readouterr().out
+    assert "s1.ckpt" in out and "spearman rho(ih, IC acc)" in out
+    assert main(["knockout", "--checkpoint", str(ckpt), "--eval_sequences", "16"]) == 0
+    out = capsys.readouterr().out
+    assert "top induction head" in out and "all heads" in out
+
+
+def test_checkpoint_errors_give_one_line(ckpt, tmp_path, capsys):
+    assert main(["knockout", "--checkpoint", str(tmp_path / "missing.ckpt")]) == 2
+    _one_line_error(capsys, "does not exist")
+    bad = tmp_path / "bad.ckpt"
+    bad.write_text("not a checkpoint")
+    assert main(["circuits", "--ckpts", f"[{bad}]"]) == 2
+    _one_line_error(capsys, "cannot read stage-1 checkpoint")
+    assert main(["knockout", "--checkpoint", str(ckpt), "--D", "16"]) == 2
+    _one_line_error(capsys, "the data has D=16")
+
+
+def test_benchmark_and_sweep(capsys):
+    assert main(["benchmark", "--K", "64", "--L", "8", "--D", "8", "--sequences", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "nearest context item" in out and "sequences/s" in out
+    args = ["sweep", "--Ks", "[32]", "--positions", "[rope]", "--steps", "2", "--L", "8",
+            "--D", "8", "--N", "4", "--eval_sequences", "16"]  # fmt: skip
+    assert main(args) == 0
+    assert "rope" in capsys.readouterr().out
+    assert main(["sweep", "--Ks", "[30]", "--L", "8", "--steps", "2"]) == 2
+    _one_line_error(capsys, "multiple of the label count")

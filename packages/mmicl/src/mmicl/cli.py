@@ -29,7 +29,7 @@ def _load_stage1(checkpoint: Path):
     try:
         module = Stage1Module.load_from_checkpoint(path, map_location="cpu", weights_only=False)
         raw = torch.load(path, map_location="cpu", weights_only=False)
-    except (RuntimeError, KeyError, TypeError, EOFError, ValueError) as err:
+    except Exception as err:  # any unreadable file: corrupt, foreign, truncated
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise UsageError(f"cannot read stage-1 checkpoint {str(path)!r}: {first}") from err
     return module.eval(), dict(raw.get("datamodule_hyper_parameters") or {})
@@ -257,12 +257,45 @@ def benchmark(
     print(f"generator: {rate:,.0f} sequences/s (batch {batch_size}, K={K}, N={N})")
 
 
+def _condense(message: str) -> str:
+    """One line from jsonargparse's multi-line subclass-resolution errors.
+
+    With ``class_path`` configs a ``ValueError`` raised while building the model or data
+    arrives wrapped in "Does not validate against any of the Union subtypes" plus the tried
+    types; keep the real reason.
+    """
+    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
+    if len(lines) <= 1:
+        return message.strip()
+    reasons = [
+        ln[2:].strip()
+        for ln in lines
+        if ln.startswith("- ") and "Expected a <class 'NoneType'>" not in ln
+    ]
+    reason = reasons[0] if reasons else lines[0]
+    key = next((ln for ln in lines if ln.startswith("Key ")), "")
+    return f"{reason} ({key.rstrip(':')})" if key else reason
+
+
+class MMICLCLI(PaperCLI):
+    """:class:`~icml26_shared.cli.PaperCLI` whose errors are always one line.
+
+    Examples
+    --------
+    >>> _condense("Does not validate\nErrors:\n  - K=30 is bad\n  - Expected a <class 'NoneType'>")
+    'K=30 is bad'
+    """
+
+    def error(self, message: str) -> int:
+        return super().error(_condense(message))
+
+
 def build_cli() -> PaperCLI:
     """The package's CLI."""
     from mmicl.icl_data import ICLDataModule
     from mmicl.stages import ICLStage
 
-    return PaperCLI(
+    return MMICLCLI(
         PAPER,
         model_class=ICLStage,
         datamodule_class=ICLDataModule,

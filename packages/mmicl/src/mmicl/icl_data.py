@@ -71,6 +71,25 @@ class ICLDataModule(pl.LightningDataModule):
         self.batch_size, self.train_batches = batch_size, train_batches
         self.eval_sequences, self.seed = eval_sequences, seed
         self._sets: dict[int, dict] = {}
+        self._sampler = None
+
+    @property
+    def sampler(self):
+        """The training sampler, built (and its settings checked) on first use.
+
+        Building lazily lets the CLI report a bad value as one line once training starts,
+        instead of a type-resolution error while it parses the config.
+        """
+        if self._sampler is None:
+            self._sampler = self._build()
+        return self._sampler
+
+    def _build(self):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def setup(self, stage: str | None = None) -> None:
+        """Build the sampler (checks every setting)."""
+        _ = self.sampler
 
     def _eval_sets(self, seed: int) -> dict:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -150,8 +169,16 @@ class UnimodalICLDataModule(ICLDataModule):
     ) -> None:
         super().__init__(batch_size, train_batches, eval_sequences, seed)
         self.save_hyperparameters()
-        self.bank = GMMBank(K, L, D, n_novel=n_novel, seed=bank_seed)
-        self.sampler = BurstySampler(self.bank, N, B, p_B, p_C, eps, alpha, no_repeats)
+
+    def _build(self) -> BurstySampler:
+        h = self.hparams
+        bank = GMMBank(h.K, h.L, h.D, n_novel=h.n_novel, seed=h.bank_seed)
+        return BurstySampler(bank, h.N, h.B, h.p_B, h.p_C, h.eps, h.alpha, h.no_repeats)
+
+    @property
+    def bank(self) -> GMMBank:
+        """The Gaussian-mixture bank."""
+        return self.sampler.bank
 
     def _eval_sets(self, seed: int) -> dict:
         return eval_splits(self.sampler, self.eval_sequences, seed)
@@ -211,17 +238,30 @@ class MultimodalICLDataModule(ICLDataModule):
     ) -> None:
         super().__init__(batch_size, train_batches, eval_sequences, seed)
         self.save_hyperparameters()
-        self.bank1 = GMMBank(K1, L1, D1, n_novel=n_novel1, seed=bank1_seed)
-        if modality2 == "gmm":
-            L2 = min(K2, L1) if L2 is None else L2
-            self.m2 = GMMBank(K2, L2, D2, n_novel=n_novel2, seed=bank2_seed)
-        elif modality2 == "digits":
-            if not 1 <= K2 <= 9:
-                raise ValueError(f"digits: K2 must be between 1 and 9 training digits, got {K2}")
-            self.m2 = DigitsModality(tuple(range(K2)))
+
+    def _build(self) -> MultimodalSampler:
+        h = self.hparams
+        bank1 = GMMBank(h.K1, h.L1, h.D1, n_novel=h.n_novel1, seed=h.bank1_seed)
+        if h.modality2 == "gmm":
+            L2 = min(h.K2, h.L1) if h.L2 is None else h.L2
+            m2 = GMMBank(h.K2, L2, h.D2, n_novel=h.n_novel2, seed=h.bank2_seed)
+        elif h.modality2 == "digits":
+            if not 1 <= h.K2 <= 9:
+                raise ValueError(f"digits: K2 must be between 1 and 9 training digits, got {h.K2}")
+            m2 = DigitsModality(tuple(range(h.K2)))
         else:
-            raise ValueError(f"unknown modality2 {modality2!r}; choose gmm or digits")
-        self.sampler = MultimodalSampler(self.bank1, self.m2, N, B, p_B, p_C, eps, alpha, control)
+            raise ValueError(f"unknown modality2 {h.modality2!r}; choose gmm or digits")
+        return MultimodalSampler(bank1, m2, h.N, h.B, h.p_B, h.p_C, h.eps, h.alpha, h.control)
+
+    @property
+    def bank1(self) -> GMMBank:
+        """The primary bank."""
+        return self.sampler.bank1
+
+    @property
+    def m2(self):
+        """The secondary modality."""
+        return self.sampler.m2
 
     @property
     def d2(self) -> int:
