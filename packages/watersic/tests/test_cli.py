@@ -29,6 +29,10 @@ def test_unknown_command_exits_2(capsys):
         (["rd-curve", "--spectrum", "nope"], "unknown spectrum"),
         (["inspect", "--artifact", "/nonexistent/dir"], "not a saved watersic artifact"),
         (["benchmark", "--size", "2"], "at least 8"),
+        (["benchmark", "--rate", "0"], "out of range"),
+        (["quantize", "--rate", "nan"], "rate"),
+        (["quantize", "--accounting", "huffman"], "accounting"),
+        (["rd-curve", "--rows", "0"], "must be positive"),
     ],
 )
 def test_bad_input_one_line_exit_2(argv, message, capsys):

@@ -51,6 +51,14 @@ def test_artifact_round_trip(tiny, method, tmp_path):
     # fp64 scales in memory and stores the fp16 scales its rate counts (relative error ~1e-4).
     tol = 1e-5 if method == "watersic" else 2e-3
     assert torch.allclose(a, b, atol=tol, rtol=0)
+    # The manifest reports the real stored size of every layer next to its entropy rate.
+    import json
+
+    manifest = json.loads((tmp_path / method / "manifest.json").read_text())
+    for row in manifest["layers"]:
+        assert row["coded_rate"] >= 0.9 * row["rate"]
+        if method == "watersic":  # 64x64 layers here: the count table and header cost ~0.6
+            assert row["coded_rate"] <= row["rate"] + 1.0
 
 
 def test_model_without_linear_layers_is_rejected():

@@ -47,7 +47,7 @@ def _load_model(model: str, seed: int, quick: bool):
         except ImportError as err:
             raise UsageError(str(err)) from None
         docs = list(stdlib_docstrings())
-        return fp, minilm.calibration_windows(tok, docs[:256], 64), None
+        return fp, minilm.calibration_windows(tok, docs[:1024], 128), None
     from icml26_shared.hub import HubUnavailableError
 
     from watersic.finetune import load_causal_lm
@@ -177,9 +177,16 @@ def benchmark(size: int = 4096, rate: float = 4.0, repeats: int = 1, seed: int =
 
     from watersic.gptq import gptq_quantize
     from watersic.synthetic import gaussian_weights, spectrum_covariance
+    from watersic.validation import check_rate
 
     if size < 8:
         raise UsageError("size must be at least 8")
+    if repeats < 1:
+        raise UsageError("repeats must be at least 1")
+    try:
+        check_rate(rate)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
     g = torch.Generator().manual_seed(seed)
     W = gaussian_weights(size, size, g)
     S = spectrum_covariance("wishart", size, g)

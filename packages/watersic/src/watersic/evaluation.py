@@ -90,8 +90,11 @@ def layer_relative_mse(
 ) -> dict[str, float]:
     """Per-layer relative output MSE ||W x - What xhat||^2 / ||W x||^2 of the named linears.
 
-    Runs both models on the same inputs (``input_ids`` batches) with forward hooks, so xhat is
-    the input the quantized model really sees.
+    Runs both models on the same inputs (``input_ids`` batches, or tokenizer dicts) with forward
+    hooks, so xhat is the input the quantized model really sees. Padded positions of a dict
+    batch (``attention_mask == 0``) are left out: their hidden states never reach an output
+    (attention and mean pooling mask them), and counting them would score the layers on
+    inputs no real token produces.
     """
     ref_mods, q_mods = dict(reference.named_modules()), dict(model.named_modules())
     num = dict.fromkeys(names, 0.0)
@@ -113,8 +116,12 @@ def layer_relative_mse(
         finally:
             for h in handles:
                 h.remove()
+        mask = batch.get("attention_mask") if isinstance(batch, dict) else None
         for n in names:
             y, yh = outs[n][0].double(), outs[n][1].double()
+            if mask is not None and y.dim() == 3:
+                keep = mask.to(torch.bool)
+                y, yh = y[keep], yh[keep]
             num[n] += float((y - yh).pow(2).sum())
             den[n] += float(y.pow(2).sum())
     return {n: num[n] / den[n] if den[n] > 0 else float("nan") for n in names}
