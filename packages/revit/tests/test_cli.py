@@ -1,5 +1,7 @@
-"""The revit-equivariant command line: help, and one clear line for bad input."""
+"""The revit command line: help, package commands, and one clear line for bad input."""
 
+import pytest
+import torch
 from revit_equivariant.cli import main
 from revit_equivariant.paper import PAPER
 
@@ -7,7 +9,17 @@ from revit_equivariant.paper import PAPER
 def test_help_lists_commands(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert "reproduce" in out
+    for cmd in (
+        "fit",
+        "validate",
+        "test",
+        "predict",
+        "reproduce",
+        "simulate",
+        "equivariance",
+        "rollout",
+    ):
+        assert cmd in out
     assert PAPER.title in out
 
 
@@ -16,3 +28,87 @@ def test_unknown_command_exits_2(capsys):
     err = capsys.readouterr().err
     assert "unknown command" in err
     assert "Traceback" not in err
+
+
+def test_simulate_writes_trajectories(tmp_path, capsys):
+    out = tmp_path / "kf.pt"
+    assert (
+        main(["simulate", "--out", str(out), "--n_traj", "1", "--n_frames", "2", "--grid", "16"])
+        == 0
+    )
+    data = torch.load(out)
+    assert data["fields"].shape == (1, 2, 4, 16, 16)
+
+
+def test_equivariance_command_fresh_models(capsys):
+    assert main(["equivariance", "--grid", "16", "--batch", "1"]) == 0
+    line = capsys.readouterr().out
+    assert "C4" in line and float(line.split(":")[-1]) < 1e-5
+
+
+def test_fit_then_rollout_and_equivariance_of_the_checkpoint(tmp_path, capsys):
+    args = [
+        "fit",
+        "--data.n_train",
+        "2",
+        "--data.n_val",
+        "1",
+        "--data.n_frames",
+        "3",
+        "--data.grid",
+        "16",
+        "--data.batch_size",
+        "2",
+        "--model.window",
+        "2",
+        "--model.embed_dim",
+        "8",
+        "--model.depths",
+        "[1, 1, 1]",
+        "--trainer.max_steps",
+        "2",
+        "--trainer.logger",
+        "false",
+        "--trainer.default_root_dir",
+        str(tmp_path),
+        "--trainer.enable_progress_bar",
+        "false",
+        "--trainer.callbacks+=ModelCheckpoint",
+        f"--trainer.callbacks.dirpath={tmp_path / 'ckpt'}",
+    ]
+    assert main(args) == 0
+    ckpt = next((tmp_path / "ckpt").glob("*.ckpt"))
+    capsys.readouterr()
+    assert main(["equivariance", "--checkpoint", str(ckpt), "--grid", "16", "--batch", "1"]) == 0
+    assert float(capsys.readouterr().out.split(":")[-1]) < 1e-5
+    assert main(["rollout", "--checkpoint", str(ckpt), "--steps", "2", "--n_traj", "1"]) == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["equivariance", "--checkpoint", "missing.ckpt"],
+        ["rollout", "--checkpoint", "missing.ckpt"],
+        ["simulate", "--out", "x.pt", "--grid", "12", "--sim_grid", "32"],
+        ["simulate", "--out", "x.pt", "--variant", "rot45"],
+        ["equivariance", "--grid", "20"],
+        [
+            "equivariance",
+            "--grid",
+            "16",
+            "--batch",
+            "1",
+            "--group",
+            "o",
+            "--checkpoint",
+            "missing.ckpt",
+        ],
+    ],
+    ids=["missing-ckpt", "rollout-missing", "sim-grid", "variant", "indivisible", "o-ckpt"],
+)
+def test_bad_input_gives_one_line_and_exit_2(args, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("revit") and "Traceback" not in err
+    assert len(err.splitlines()) == 1

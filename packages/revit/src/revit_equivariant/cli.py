@@ -1,17 +1,150 @@
-"""Command line of revit-equivariant: ``revit --help``."""
+"""Command line of revit-equivariant: ``revit --help``.
+
+``fit/validate/test/predict`` (LightningCLI over :class:`EmulatorModule` and
+:class:`SyntheticPDEDataModule`), ``reproduce``, and the package commands ``simulate``
+(write trajectories to ``.pt``), ``equivariance`` (group error of a checkpoint or of a
+fresh model, C4 or all 24 elements of O) and ``rollout`` (autoregressive error of a
+checkpoint on fresh data).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
 
-from icml26_shared.cli import PaperCLI
+from icml26_shared.cli import PaperCLI, UsageError
 
 from .paper import PAPER
 
 
+def _load(checkpoint: Path):
+    from revit_equivariant.emulator import EmulatorModule
+
+    if not Path(checkpoint).is_file():
+        raise UsageError(f"checkpoint {str(checkpoint)!r} does not exist")
+    try:
+        module = EmulatorModule.load_from_checkpoint(
+            checkpoint, map_location="cpu", weights_only=False
+        )
+    except (RuntimeError, KeyError, TypeError, EOFError) as err:
+        raise UsageError(f"cannot read checkpoint {str(checkpoint)!r}: {err}") from err
+    return module.eval()
+
+
+def simulate(
+    out: Path,
+    problem: Literal["kolmogorov", "decaying", "advection"] = "kolmogorov",
+    n_traj: int = 8,
+    n_frames: int = 12,
+    grid: int = 32,
+    sim_grid: int = 32,
+    variant: Literal["id", "rot90", "force45"] = "id",
+    seed: int = 0,
+) -> None:
+    """Simulate trajectories offline and save them as a ``.pt`` tensor (N, T, C, n, n).
+
+    Args:
+        out: Output file (``.pt``).
+        problem: ``kolmogorov`` (velocity + forcing), ``decaying`` or ``advection``.
+        n_traj: Number of trajectories.
+        n_frames: Frames per trajectory (spacing 0.2).
+        grid: Saved resolution.
+        sim_grid: Simulation resolution (a multiple of ``grid``).
+        variant: ``id``, ``rot90`` (rotated by 90 degrees) or ``force45`` (45-degree forcing).
+        seed: Seed of the initial conditions.
+    """
+    import torch
+
+    from revit_equivariant.pde_data import simulate as run
+
+    traj = run(problem, n_traj, n_frames, seed, grid, sim_grid, variant=variant)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"fields": traj, "problem": problem, "variant": variant}, out)
+    print(f"wrote {out}: fields {tuple(traj.shape)}, rms {float(traj.pow(2).mean().sqrt()):.4f}")
+
+
+def equivariance(
+    checkpoint: Path | None = None,
+    group: Literal["c4", "o"] = "c4",
+    grid: int = 32,
+    batch: int = 2,
+    equivariant: bool = True,
+    seed: int = 0,
+) -> None:
+    """Equivariance error of a checkpoint (C4) or of a fresh ReViT2d / ReViT3d (C4 or O).
+
+    Args:
+        checkpoint: Lightning checkpoint written by ``revit fit`` (2D, group c4); default: a
+            fresh randomly initialised model.
+        group: ``c4`` (2D) or ``o`` (3D, all 24 rotations; fresh model only).
+        grid: Grid side of the random test field.
+        batch: Batch size of the random test field.
+        equivariant: Fresh model only: False measures the Swin baseline backbone.
+        seed: Seed of the field and of the fresh model.
+    """
+    import torch
+
+    from revit_equivariant.group import FieldSpec, equivariance_error
+    from revit_equivariant.pde_data import problem_spec
+    from revit_equivariant.transformer import ReViT2d, ReViT3d
+
+    torch.manual_seed(seed)
+    if checkpoint is not None:
+        if group != "c4":
+            raise UsageError("a checkpoint is a 2D model; use --group c4")
+        module = _load(checkpoint)
+        net, spec, out_spec = module, module.ps.spec, module.out_spec
+        x = torch.randn(batch, spec.n_channels, grid, grid)
+    elif group == "c4":
+        spec = problem_spec("kolmogorov").spec
+        net = ReViT2d(spec, (0, 1), equivariant=equivariant)
+        out_spec = net.out_spec
+        x = torch.randn(batch, 4, grid, grid)
+    else:
+        spec = FieldSpec(4, scalars=(3,), vectors=((0, 1, 2),))
+        net = ReViT3d(spec, (0, 1, 2, 3), embed_dim=12, depths=(1, 1, 1), equivariant=equivariant)
+        out_spec = net.out_spec
+        x = torch.randn(batch, 4, grid, grid, grid)
+    net.eval()
+    err = equivariance_error(net, x, spec, group, out_spec)
+    print(
+        f"equivariance error over {group.upper()} ({4 if group == 'c4' else 24} elements): {err:.3e}"
+    )
+
+
+def rollout(checkpoint: Path, steps: int = 10, n_traj: int = 4, seed: int = 123) -> None:
+    """Autoregressive rollout MSE per step of a checkpoint on fresh trajectories.
+
+    Args:
+        checkpoint: Lightning checkpoint written by ``revit fit``.
+        steps: Rollout length.
+        n_traj: Number of fresh test trajectories.
+        seed: Seed of the trajectories.
+    """
+    from revit_equivariant.pde_data import simulate as run
+    from revit_equivariant.reproduce import rollout_mse
+
+    if steps < 1:
+        raise UsageError(f"steps must be >= 1, got {steps}")
+    module = _load(checkpoint)
+    traj = run(module.hparams.problem, n_traj, steps + 1, seed)
+    for i, err in enumerate(rollout_mse(module, traj, steps), 1):
+        print(f"step {i}: MSE {err:.4e}")
+
+
 def build_cli() -> PaperCLI:
-    """The package's CLI; add ``model_class``, ``datamodule_class`` and extra ``commands``."""
-    return PaperCLI(PAPER)
+    """The package's CLI."""
+    from revit_equivariant.emulator import EmulatorModule
+    from revit_equivariant.pde_data import SyntheticPDEDataModule
+
+    return PaperCLI(
+        PAPER,
+        model_class=EmulatorModule,
+        datamodule_class=SyntheticPDEDataModule,
+        commands={"simulate": simulate, "equivariance": equivariance, "rollout": rollout},
+    )
 
 
 def main(args: Sequence[str] | None = None) -> int:

@@ -98,7 +98,11 @@ def frame_references(
         if method == "aovc":
             g = torch.stack([central_gradient(u[..., a], dim) for a in range(3)], -2)
             curl = torch.stack(
-                [g[..., 2, 1] - g[..., 1, 2], g[..., 0, 2] - g[..., 2, 0], g[..., 1, 0] - g[..., 0, 1]],
+                [
+                    g[..., 2, 1] - g[..., 1, 2],
+                    g[..., 0, 2] - g[..., 2, 0],
+                    g[..., 1, 0] - g[..., 0, 1],
+                ],
                 -1,
             )
             refs["secondary"] = patch_mean(curl, patch, dim)

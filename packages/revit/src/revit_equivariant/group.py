@@ -76,7 +76,11 @@ class FieldSpec:
         if len(dims) > 1 or dims - {2, 3}:
             raise ValueError(f"vector/tensor channel groups must all be 2D or all 3D, got {dims}")
         object.__setattr__(self, "dim", self.dim or (dims.pop() if dims else 0))
-        used = [*self.scalars, *(c for g in groups for c in g), *(c for t in self.tensors for c in t)]
+        used = [
+            *self.scalars,
+            *(c for g in groups for c in g),
+            *(c for t in self.tensors for c in t),
+        ]
         if len(set(used)) != len(used):
             raise ValueError(f"a channel is listed twice in the field spec: {sorted(used)}")
         if any(c < 0 or c >= self.n_channels for c in used):
@@ -138,7 +142,9 @@ def transform_grid(x: torch.Tensor, r: Sequence[Sequence[int]] | torch.Tensor) -
             flips.append(nd - 1 - b)
     sizes = {x.shape[nd - 1 - b] for b in range(d) if perm[nd - 1 - b] != nd - 1 - b}
     if len(sizes) > 1:
-        raise ValueError(f"rotating needs a square/cubic grid, got spatial shape {tuple(x.shape[-d:])}")
+        raise ValueError(
+            f"rotating needs a square/cubic grid, got spatial shape {tuple(x.shape[-d:])}"
+        )
     out = x.permute(perm)
     return out.flip(flips) if flips else out
 
@@ -160,7 +166,9 @@ def rotate_components(
     return out
 
 
-def rotate(x: torch.Tensor, spec: FieldSpec, r: Sequence[Sequence[int]] | torch.Tensor | int) -> torch.Tensor:
+def rotate(
+    x: torch.Tensor, spec: FieldSpec, r: Sequence[Sequence[int]] | torch.Tensor | int
+) -> torch.Tensor:
     """Apply ``L_g`` to a field ``(B, C, *grid)``: move the grid and rotate the components.
 
     ``r`` is a group element (signed permutation matrix) or, in 2D, an integer ``k`` meaning

@@ -401,11 +401,15 @@ class ReViT(nn.Module):
         if spec.dim and spec.dim != dim:
             raise ValueError(f"the field spec is {spec.dim}D but the model is {dim}D")
         if window < 2 or window % 2:
-            raise ValueError(f"window must be even (shift = window/2 keeps equivariance), got {window}")
+            raise ValueError(
+                f"window must be even (shift = window/2 keeps equivariance), got {window}"
+            )
         if patch < 1:
             raise ValueError(f"patch must be >= 1, got {patch}")
         if len(depths) % 2 == 0 or any(int(n) < 1 for n in depths):
-            raise ValueError(f"depths must have odd length (L encoder + L-1 decoder stages), got {depths}")
+            raise ValueError(
+                f"depths must have odd length (L encoder + L-1 decoder stages), got {depths}"
+            )
         if frame_method not in FRAME_METHODS:
             raise ValueError(f"unknown frame method {frame_method!r}; choose from {FRAME_METHODS}")
         if equivariant and frame_method != "grad" and not spec.all_vectors:
@@ -437,7 +441,8 @@ class ReViT(nn.Module):
             FrameExpand(widths[lv + 1], widths[lv], dim) for lv in reversed(range(self.levels - 1))
         )
         self.decoder = nn.ModuleList(
-            stage(n, widths[lv]) for n, lv in zip(dec, reversed(range(self.levels - 1)), strict=True)
+            stage(n, widths[lv])
+            for n, lv in zip(dec, reversed(range(self.levels - 1)), strict=True)
         )
         self.head = FrameDecoder(embed_dim, self.out_spec, patch, dim)
         self.last_fallbacks = 0

@@ -1,0 +1,112 @@
+"""The whole network: exact C4 / O equivariance (random init and after training), bad input."""
+
+import pytest
+import torch
+from revit_equivariant.group import FieldSpec, equivariance_error
+from revit_equivariant.transformer import ReViT2d, ReViT3d
+
+SMALL = {"patch": 2, "window": 2, "embed_dim": 8, "heads": 2, "depths": (1, 1, 1)}
+
+SPECS_2D = {
+    "vector": (FieldSpec(2, vectors=((0, 1),)), (0, 1)),
+    "vector+scalar": (FieldSpec(3, scalars=(2,), vectors=((0, 1),)), (0, 1, 2)),
+    "two-vector": (FieldSpec(4, vectors=((0, 1), (2, 3))), (0, 1)),
+    "tensor": (FieldSpec(6, vectors=((0, 1),), tensors=((2, 3, 4, 5),)), (0, 1, 2, 3, 4, 5)),
+}
+
+
+@pytest.mark.parametrize("fields", list(SPECS_2D))
+@pytest.mark.parametrize("periodic", [True, False])
+def test_revit2d_is_c4_equivariant_and_swin_is_not(fields, periodic):
+    spec, state = SPECS_2D[fields]
+    torch.manual_seed(0)
+    x = torch.randn(2, spec.n_channels, 16, 16)
+    net = ReViT2d(spec, state, periodic=periodic, **SMALL)
+    assert equivariance_error(net, x, spec, "c4", net.out_spec) < 1e-5
+    torch.manual_seed(0)
+    swin = ReViT2d(spec, state, periodic=periodic, equivariant=False, **SMALL)
+    assert equivariance_error(swin, x, spec, "c4", swin.out_spec) > 1e-3
+
+
+def test_boa_frames_and_deeper_net_are_equivariant():
+    spec, state = SPECS_2D["two-vector"]
+    torch.manual_seed(1)
+    net = ReViT2d(
+        spec, state, patch=2, window=2, embed_dim=12, depths=(1, 1, 1, 1, 1), frame_method="boa"
+    )
+    x = torch.randn(1, 4, 16, 16)
+    assert equivariance_error(net, x, spec, "c4", net.out_spec) < 1e-5
+
+
+def test_scalar_only_with_gradient_frame_is_equivariant():
+    spec = FieldSpec(1, scalars=(0,))
+    torch.manual_seed(2)
+    net = ReViT2d(spec, (0,), frame_method="grad", **SMALL)
+    x = torch.randn(2, 1, 16, 16)
+    assert equivariance_error(net, x, spec, "c4", net.out_spec) < 1e-5
+
+
+def test_equivariance_survives_training_steps():
+    spec, state = SPECS_2D["two-vector"]
+    torch.manual_seed(0)
+    net = ReViT2d(spec, state, **SMALL)
+    opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+    x, y = torch.randn(4, 4, 16, 16), torch.randn(4, 2, 16, 16)
+    for _ in range(3):
+        opt.zero_grad()
+        (net(x) - y).pow(2).mean().backward()
+        opt.step()
+    assert equivariance_error(net, x[:2], spec, "c4", net.out_spec) < 1e-5
+
+
+@pytest.mark.parametrize(
+    "spec,state",
+    [
+        (FieldSpec(3, vectors=((0, 1, 2),)), (0, 1, 2)),
+        (FieldSpec(4, scalars=(3,), vectors=((0, 1, 2),)), (0, 1, 2, 3)),
+        (FieldSpec(6, vectors=((0, 1, 2),), pseudovectors=((3, 4, 5),)), (0, 1, 2)),
+        (FieldSpec(12, vectors=((0, 1, 2),), tensors=(tuple(range(3, 12)),)), tuple(range(12))),
+    ],
+    ids=["vector", "vector+scalar", "two-vector", "tensor"],
+)
+def test_revit3d_is_equivariant_over_all_24_elements_of_o(spec, state):
+    torch.manual_seed(0)
+    x = torch.randn(1, spec.n_channels, 8, 8, 8)
+    net = ReViT3d(spec, state, patch=2, window=2, embed_dim=6, heads=2, depths=(1, 1, 1))
+    assert equivariance_error(net, x, spec, "o", net.out_spec) < 1e-5
+    torch.manual_seed(0)
+    swin = ReViT3d(
+        spec, state, patch=2, window=2, embed_dim=6, heads=2, depths=(1, 1, 1), equivariant=False
+    )
+    assert equivariance_error(swin, x, spec, "o", swin.out_spec) > 1e-3
+
+
+VEC = FieldSpec(2, vectors=((0, 1),))
+
+
+@pytest.mark.parametrize(
+    ("x", "match"),
+    [
+        (torch.randn(1, 2, 16, 32), "square"),
+        (torch.randn(1, 2, 20, 20), "not divisible"),
+        (torch.randn(1, 3, 16, 16), "channels"),
+        (torch.randn(2, 16, 16), "4 dims"),
+        (torch.full((1, 2, 16, 16), float("nan")), "NaN"),
+        (torch.ones(1, 2, 16, 16, dtype=torch.int64), "floating"),
+        (torch.randn(1, 2, 4, 4), "larger than"),
+    ],
+    ids=["non-square", "indivisible", "channels", "ndim", "nan", "int", "window>grid"],
+)
+def test_bad_inputs_raise_one_clear_error(x, match):
+    net = ReViT2d(VEC, (0, 1), **SMALL)
+    with pytest.raises(ValueError, match=match):
+        net(x)
+
+
+def test_bad_constructor_arguments():
+    with pytest.raises(ValueError, match="even"):
+        ReViT2d(VEC, (0, 1), window=3)
+    with pytest.raises(ValueError, match="split"):
+        ReViT2d(FieldSpec(2, vectors=((0, 1),)), (0,), window=2)
+    swin = ReViT2d(VEC, (0, 1), equivariant=False, **SMALL)
+    assert swin(torch.randn(1, 2, 16, 32)).shape == (1, 2, 16, 32)  # non-square is fine here
