@@ -1,17 +1,187 @@
-"""Command line of sigreg: ``sigreg --help``."""
+"""Command line of sigreg: ``sigreg --help``.
+
+``fit/validate/test/predict`` (LightningCLI in subclass mode over
+:class:`~sigreg.shuffled_labels.ShuffledLabelClassifier`,
+:class:`~sigreg.pqn_agent.PQNModule`, :class:`~sigreg.ppo_agent.PPOModule` with their data
+modules; see ``configs/``), ``reproduce``, and the package commands ``stat`` (SIGReg and
+diagnostics of your own embeddings), ``benchmark`` (one suite) and ``diagnose``
+(representation diagnostics of a checkpoint).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
 
-from icml26_shared.cli import PaperCLI
+from icml26_shared.cli import PaperCLI, UsageError
 
 from .paper import PAPER
 
 
+def stat(
+    embeddings: Path,
+    preset: Literal["isogaussian-drl", "lejepa"] = "isogaussian-drl",
+    num_slices: int | None = None,
+    seed: int = 0,
+) -> None:
+    """SIGReg statistic and representation diagnostics of an (N, D) ``.npy`` array.
+
+    Args:
+        embeddings: ``.npy`` file holding an (N, D) float array.
+        preset: ``isogaussian-drl`` (released code) or ``lejepa``.
+        num_slices: Override the preset's slice count.
+        seed: Seed of the slices.
+    """
+    import numpy as np
+    import torch
+
+    from sigreg.plasticity_metrics import entropy_rank, isotropy_gap, srank
+    from sigreg.sigreg_loss import gaussian_expectation, sigreg
+
+    if not Path(embeddings).is_file():
+        raise UsageError(f"embeddings file {str(embeddings)!r} does not exist")
+    try:
+        arr = np.load(embeddings, allow_pickle=False)
+    except (ValueError, OSError) as err:
+        raise UsageError(f"cannot read {str(embeddings)!r} as .npy: {err}") from err
+    if not np.issubdtype(arr.dtype, np.number):
+        raise UsageError(f"embeddings must be numeric, got dtype {arr.dtype}")
+    x = torch.from_numpy(np.asarray(arr, dtype=np.float64)).float()
+    g = torch.Generator().manual_seed(seed)
+    value = float(sigreg(x, preset=preset, num_slices=num_slices, generator=g))
+    print(f"N={x.shape[0]} D={x.shape[1]} preset={preset}")
+    print(
+        f"SIGReg = {value:.6g} (expected for N(0, I) rows: {gaussian_expectation(x.shape[0], preset=preset):.6g})"
+    )
+    print(
+        f"srank(0.01) = {srank(x)}  entropy rank = {entropy_rank(x):.4g}  isotropy gap = {isotropy_gap(x):.4g}"
+    )
+
+
+def benchmark(
+    suite: Literal["drift", "digits-shuffle", "cartpole-ns", "minatar-ns"] = "drift",
+    method: str = "sigreg",
+    sigreg_lambda: float = 1.0,
+    agent: Literal["pqn", "ppo"] = "pqn",
+    iterations: int = 60,
+    phases: int = 4,
+    epochs_per_phase: int = 20,
+    seed: int = 0,
+) -> None:
+    """Run one benchmark suite once and print its numbers.
+
+    Args:
+        suite: ``drift``, ``digits-shuffle``, ``cartpole-ns`` or ``minatar-ns``.
+        method: digits-shuffle method (none, layernorm, redo, shrink-perturb, l2-init,
+            sigreg, sigreg-lejepa, lightly-sigreg).
+        sigreg_lambda: SIGReg weight (digits and RL suites; 0 = baseline).
+        agent: RL agent for the ``*-ns`` suites.
+        iterations: Rollouts for the RL suites.
+        phases: Label phases for digits-shuffle.
+        epochs_per_phase: Epochs per phase for digits-shuffle.
+        seed: Seed.
+    """
+    if sigreg_lambda < 0:
+        raise UsageError(f"--sigreg_lambda must be >= 0, got {sigreg_lambda}")
+    from sigreg.reproduce import _quiet_lightning
+
+    _quiet_lightning()
+    if suite == "drift":
+        from sigreg.drifting_target import DriftingRegression
+
+        for r in DriftingRegression(eta=0.4).compare(seed=seed):
+            print(
+                f"kappa={r['kappa']:>4}: closed {r['closed_param']:.5g}  simulated {r['sim_param']:.5g}  "
+                f"ratio vs isotropic {r['ratio_vs_iso']:.4g}"
+            )
+    elif suite == "digits-shuffle":
+        from sigreg.shuffled_labels import METHODS, run_shuffled_labels
+
+        if method not in METHODS:
+            raise UsageError(f"unknown method {method!r}; choose one of {list(METHODS)}")
+        res = run_shuffled_labels(
+            method,
+            phases=phases,
+            epochs_per_phase=epochs_per_phase,
+            sigreg_lambda=sigreg_lambda,
+            seed=seed,
+        )
+        for p in res["phases"]:
+            print(
+                f"phase {p['phase'] + 1}: acc {p['accuracy']:.4f}  dormant {100 * p['dormant_tau0']:.1f}%  "
+                f"srank {p['srank']:.0f}  isotropy gap {p['isotropy_gap']:.3g}"
+            )
+    else:
+        from sigreg.rl_benchmark import run_agent
+
+        env_id = "CartPole-v1" if suite == "cartpole-ns" else "MinAtar/Breakout-v1"
+        kw = dict(lr=1e-3, num_envs=8, num_steps=32) if agent == "pqn" else dict(lr=2.5e-3)
+        res = run_agent(
+            agent,
+            env_id=env_id,
+            sigreg_lambda=sigreg_lambda,
+            iterations=iterations,
+            ns_period=20 * kw.get("num_steps", 128),
+            seed=seed,
+            **kw,
+        )
+        print(
+            f"{agent} on {env_id} (non-stationary), lambda={sigreg_lambda}: return AUC {res['auc']:.2f}  "
+            f"final {res['final']:.2f}  episodes {len(res['episodes'])}  wall {res['wall_s']:.1f} s"
+        )
+
+
+def diagnose(checkpoint: Path, n: int = 512, seed: int = 0) -> None:
+    """Representation diagnostics (dormancy, srank, isotropy, SIGReg) of a checkpoint.
+
+    Args:
+        checkpoint: Checkpoint of a ShuffledLabelClassifier or PQNModule written by ``fit``.
+        n: Number of inputs to score.
+        seed: Seed of the inputs (PQN: uniform observations in [-1, 1]).
+    """
+    import torch
+
+    from sigreg.pqn_agent import PQNModule
+    from sigreg.shuffled_labels import ShuffledLabelClassifier, load_digits_tensors
+
+    if not Path(checkpoint).is_file():
+        raise UsageError(f"checkpoint {str(checkpoint)!r} does not exist")
+    try:
+        ckpt = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    except (RuntimeError, EOFError, OSError, ValueError) as err:
+        raise UsageError(f"cannot read checkpoint {str(checkpoint)!r}: {err}") from err
+    hp = ckpt.get("hyper_parameters", {}) if isinstance(ckpt, dict) else {}
+    if "env_id" in hp and "q_lambda" in hp:
+        module = PQNModule.load_from_checkpoint(checkpoint, map_location="cpu", weights_only=False)
+        g = torch.Generator().manual_seed(seed)
+        out = module.diagnose(2 * torch.rand(n, module.obs_dim, generator=g) - 1)
+    elif "n_classes" in hp:
+        module = ShuffledLabelClassifier.load_from_checkpoint(
+            checkpoint, map_location="cpu", weights_only=False
+        )
+        x, y = load_digits_tensors()
+        out = module.diagnose(x[:n], y[:n])
+    else:
+        raise UsageError(
+            f"{str(checkpoint)!r} is not a ShuffledLabelClassifier or PQNModule checkpoint"
+        )
+    for k, v in out.items():
+        print(f"{k}: {v:.6g}")
+
+
 def build_cli() -> PaperCLI:
-    """The package's CLI; add ``model_class``, ``datamodule_class`` and extra ``commands``."""
-    return PaperCLI(PAPER)
+    """The package's CLI."""
+    import lightning.pytorch as pl
+
+    return PaperCLI(
+        PAPER,
+        model_class=pl.LightningModule,
+        datamodule_class=pl.LightningDataModule,
+        subclass_mode_model=True,
+        subclass_mode_data=True,
+        commands={"stat": stat, "benchmark": benchmark, "diagnose": diagnose},
+    )
 
 
 def main(args: Sequence[str] | None = None) -> int:

@@ -1,0 +1,436 @@
+"""Sketched Isotropic Gaussian Regularization (SIGReg): the loss of the paper.
+
+Paper: "Stable Deep Reinforcement Learning via Isotropic Gaussian Representations",
+Saheb, Obando-Ceron, Courville, Bashivan, Castro, ICML 2026 (arXiv 2602.19373).
+Authors' code: github.com/asahebpa/IsoGaussian-DRL.
+
+For a batch of embeddings ``Phi`` of shape ``(N, D)`` SIGReg draws ``M`` random unit
+directions ``u_m``, projects ``z_{m,i} = u_m^T phi_i`` and compares the empirical
+characteristic function of every 1-D slice with the one of ``N(0, 1)``,
+``exp(-t^2 / 2)``, on a grid of frequencies ``t_k``:
+
+1. slices ``u_m ~ N(0, I_D) / ||.||``  -> :func:`draw_slices`
+2. ``c_m(t) = mean_i cos(t z_{m,i})``, ``s_m(t) = mean_i sin(t z_{m,i})``
+   (all-reduced *before* squaring when ``global_batch``)  -> :func:`empirical_cf`
+3. per-frequency error ``e_m(t) = (c_m(t) - exp(-t^2/2))^2 + s_m(t)^2``
+4. the two presets (:data:`PRESETS`):
+
+   * ``isogaussian-drl`` (the released code, default): 16 slices, 8 frequencies evenly
+     spaced on [-5, 5] (symmetric, no 0), ``loss = mean_t mean_m e_m(t)``; no weight, no
+     ``N`` factor, no centring: every marginal is pulled to exactly ``N(0, 1)``.
+   * ``lejepa`` (the Epps-Pulley form of LeJEPA / ``lightly`` / ``stable-pretraining``):
+     1024 slices, 17 knots on [0, 3], trapezoid weights (``dt`` at the ends, ``2 dt``
+     inside: the integrand is even) times ``exp(-t^2/2)``,
+     ``EP = N * sum_k w_k e_m(t_k)``, averaged over slices.
+
+   -> :func:`sigreg`, :class:`SIGReg`
+5. total loss: ``L_task + lam * SIGReg`` (``additive``, the code) or
+   ``(1 - lam) L_task + lam * SIGReg`` (``convex``, the paper's text)
+   -> :func:`combine_losses`
+6. closed forms used by the tests: for i.i.d. ``N(0, I)`` rows
+   ``E|cf_N(t) - exp(-t^2/2)|^2 = (1 - exp(-t^2)) / N`` -> :func:`gaussian_expectation`;
+   for a collapsed batch (all rows equal to ``c``) -> :func:`collapsed_value`.
+
+Multi-view inputs ``(V, N, D)`` are either ``pooled`` (one statistic over the ``V * N``
+rows) or ``per-view`` (the mean of ``V`` statistics). With ``global_batch=True`` and an
+initialised ``torch.distributed`` process group the cos/sin sums and the row count are
+all-reduced before squaring, so the statistic is the one of the global batch and the
+regulariser's strength does not change with the number of ranks. Slices drawn with a
+seed (``seed + step``) are identical on every rank.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import nn
+
+Preset = Literal["isogaussian-drl", "lejepa"]
+
+
+@dataclass(frozen=True)
+class PresetConfig:
+    """Defaults of one SIGReg preset."""
+
+    num_slices: int
+    num_t: int
+    t_max: float
+    grid: Literal["symmetric", "half"]
+    weight: Literal["none", "gaussian"]
+    scale_by_n: bool
+
+
+PRESETS: dict[str, PresetConfig] = {
+    # released IsoGaussian-DRL code: M=16, T=8 points on [-5, 5], plain mean
+    "isogaussian-drl": PresetConfig(16, 8, 5.0, "symmetric", "none", False),
+    # LeJEPA / lightly / stable-pretraining Epps-Pulley: 1024 slices, 17 knots on [0, 3]
+    "lejepa": PresetConfig(1024, 17, 3.0, "half", "gaussian", True),
+}
+
+
+def _check_preset(preset: str) -> PresetConfig:
+    if preset not in PRESETS:
+        raise ValueError(f"unknown SIGReg preset {preset!r}; choose one of {sorted(PRESETS)}")
+    return PRESETS[preset]
+
+
+def check_features(x: torch.Tensor, name: str = "features") -> None:
+    """Reject what SIGReg cannot score: not (N, D), N < 2, non-float, NaN/Inf."""
+    if not isinstance(x, torch.Tensor):
+        raise ValueError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if x.ndim != 2:
+        raise ValueError(f"{name} must have shape (N, D), got {tuple(x.shape)}")
+    if not x.is_floating_point():
+        raise ValueError(f"{name} must be a floating-point tensor, got {x.dtype}")
+    if x.shape[0] < 2:
+        raise ValueError(f"{name}: SIGReg needs a batch of at least 2 rows, got {x.shape[0]}")
+    if x.shape[1] < 1:
+        raise ValueError(f"{name}: feature dimension must be >= 1")
+    if not bool(torch.isfinite(x.detach()).all()):
+        raise ValueError(f"{name} contain NaN or Inf values")
+
+
+def frequency_grid(
+    num_t: int, t_max: float, grid: Literal["symmetric", "half"], dtype=torch.float32
+) -> torch.Tensor:
+    """The frequencies ``t_k``: ``linspace(-t_max, t_max, T)`` or ``linspace(0, t_max, T)``."""
+    if int(num_t) < 1:
+        raise ValueError(f"num_t must be >= 1, got {num_t}")
+    if not float(t_max) > 0:
+        raise ValueError(f"t_max must be > 0, got {t_max}")
+    if grid == "symmetric":
+        if num_t == 1:
+            return torch.tensor([float(t_max)], dtype=dtype)
+        return torch.linspace(-t_max, t_max, num_t, dtype=dtype)
+    if grid == "half":
+        if num_t < 2:
+            raise ValueError("the half grid needs at least 2 knots")
+        return torch.linspace(0.0, t_max, num_t, dtype=dtype)
+    raise ValueError(f"unknown grid {grid!r}; choose 'symmetric' or 'half'")
+
+
+def frequency_weights(
+    t: torch.Tensor, weight: Literal["none", "gaussian"], grid: Literal["symmetric", "half"]
+) -> torch.Tensor:
+    """Quadrature weights over the grid.
+
+    ``none`` + symmetric: ``1 / T`` (a plain mean, the released code). ``gaussian`` + half:
+    trapezoid weights doubled inside (even integrand) times ``exp(-t^2/2)`` (LeJEPA).
+    """
+    if weight == "none":
+        return torch.full_like(t, 1.0 / t.numel())
+    if weight != "gaussian":
+        raise ValueError(f"unknown weight {weight!r}; choose 'none' or 'gaussian'")
+    if grid == "half":
+        dt = t[1] - t[0]
+        w = torch.full_like(t, 2.0) * dt
+        w[0] = dt
+        w[-1] = dt
+    else:
+        dt = (t[1] - t[0]) if t.numel() > 1 else torch.ones((), dtype=t.dtype)
+        w = torch.full_like(t, 1.0) * dt
+        w[0] = dt / 2
+        w[-1] = dt / 2
+    return w * torch.exp(-0.5 * t**2)
+
+
+def draw_slices(
+    dim: int,
+    num_slices: int,
+    *,
+    generator: torch.Generator | None = None,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """Random unit directions ``(D, M)``, drawn on CPU (same values on every device/rank).
+
+    >>> a = draw_slices(5, 3, generator=torch.Generator().manual_seed(0))
+    >>> a.shape, bool(torch.allclose(a.norm(dim=0), torch.ones(3)))
+    (torch.Size([5, 3]), True)
+    """
+    if int(num_slices) <= 0:
+        raise ValueError(f"num_slices must be > 0, got {num_slices}")
+    a = torch.randn(int(dim), int(num_slices), generator=generator, dtype=torch.float32)
+    a = a / a.norm(dim=0, keepdim=True).clamp_min(1e-12)
+    return a.to(device=device, dtype=dtype)
+
+
+def _distributed_sum(x: torch.Tensor) -> torch.Tensor:
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return x
+    from torch.distributed.nn.functional import all_reduce
+
+    return all_reduce(x, op=dist.ReduceOp.SUM)  # differentiable all-reduce
+
+
+def empirical_cf(
+    z: torch.Tensor, t: torch.Tensor, global_batch: bool = False
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Real and imaginary parts ``(M, T)`` of the empirical CF of projections ``z`` (N, M).
+
+    Returns ``(c, s, n)`` with ``n`` the (global) number of rows.
+    """
+    zt = z.unsqueeze(-1) * t  # (N, M, T)
+    cos_sum = torch.cos(zt).sum(0)
+    sin_sum = torch.sin(zt).sum(0)
+    n = torch.tensor(float(z.shape[0]), dtype=z.dtype, device=z.device)
+    if global_batch:  # all-reduce sums *before* squaring: statistic of the global batch
+        cos_sum = _distributed_sum(cos_sum)
+        sin_sum = _distributed_sum(sin_sum)
+        n = _distributed_sum(n)
+    return cos_sum / n, sin_sum / n, n
+
+
+def sigreg(
+    x: torch.Tensor,
+    *,
+    preset: Preset = "isogaussian-drl",
+    num_slices: int | None = None,
+    num_t: int | None = None,
+    t_max: float | None = None,
+    weight: Literal["none", "gaussian"] | None = None,
+    scale_by_n: bool | None = None,
+    slices: torch.Tensor | None = None,
+    generator: torch.Generator | None = None,
+    global_batch: bool = False,
+    return_parts: bool = False,
+):
+    """SIGReg statistic of a batch ``x`` of shape ``(N, D)`` (differentiable).
+
+    Args:
+        x: Embeddings, one row per sample.
+        preset: ``isogaussian-drl`` (default, the released code) or ``lejepa``.
+        num_slices, num_t, t_max, weight, scale_by_n: Override the preset's values.
+        slices: A fixed ``(D, M)`` slice matrix (else drawn with ``generator``; no generator
+            means a fresh unseeded draw as in the released code).
+        generator: CPU generator for the slice draw.
+        global_batch: All-reduce the CF sums over ``torch.distributed`` ranks first.
+        return_parts: Also return the real and imaginary error terms (means over slices).
+
+    Examples:
+        >>> g = torch.Generator().manual_seed(0)
+        >>> gauss = torch.randn(2048, 32, generator=g)
+        >>> collapsed = torch.zeros(2048, 32)
+        >>> float(sigreg(gauss, generator=g)) < 0.01 < float(sigreg(collapsed, generator=g))
+        True
+    """
+    cfg = _check_preset(preset)
+    check_features(x)
+    num_slices = cfg.num_slices if num_slices is None else int(num_slices)
+    num_t = cfg.num_t if num_t is None else int(num_t)
+    t_max = cfg.t_max if t_max is None else float(t_max)
+    weight = cfg.weight if weight is None else weight
+    scale_by_n = cfg.scale_by_n if scale_by_n is None else bool(scale_by_n)
+    if num_slices <= 0:
+        raise ValueError(f"num_slices must be > 0, got {num_slices}")
+    if preset == "lejepa" and num_t % 2 == 0:
+        raise ValueError(f"the lejepa preset needs an odd number of knots, got {num_t}")
+    t = frequency_grid(num_t, t_max, cfg.grid, dtype=x.dtype).to(x.device)
+    w = frequency_weights(t, weight, cfg.grid)
+    if slices is None:
+        slices = draw_slices(x.shape[1], num_slices, generator=generator)
+    if slices.ndim != 2 or slices.shape[0] != x.shape[1]:
+        raise ValueError(f"slices must have shape (D={x.shape[1]}, M), got {tuple(slices.shape)}")
+    slices = slices.to(device=x.device, dtype=x.dtype)
+    z = x @ slices  # (N, M)
+    c, s, n = empirical_cf(z, t, global_batch)
+    target = torch.exp(-0.5 * t**2)
+    real = (c - target) ** 2  # (M, T)
+    imag = s**2
+    scale = n if scale_by_n else 1.0
+    loss = ((real + imag) @ w).mean() * scale
+    if return_parts:
+        return loss, (real @ w).mean() * scale, (imag @ w).mean() * scale
+    return loss
+
+
+def epps_pulley(x: torch.Tensor, *, num_t: int = 17, t_max: float = 3.0) -> torch.Tensor:
+    """Epps-Pulley statistic of 1-D samples ``x`` (N,) against N(0, 1) (the lejepa form).
+
+    >>> g = torch.Generator().manual_seed(0)
+    >>> float(epps_pulley(torch.randn(4096, generator=g))) < 0.05 < float(epps_pulley(torch.zeros(64)))
+    True
+    """
+    if x.ndim != 1:
+        raise ValueError(f"epps_pulley expects 1-D samples, got shape {tuple(x.shape)}")
+    one = torch.ones(1, 1, dtype=x.dtype, device=x.device)
+    return sigreg(x[:, None], preset="lejepa", num_t=num_t, t_max=t_max, slices=one)
+
+
+def gaussian_expectation(
+    n: int,
+    *,
+    preset: Preset = "isogaussian-drl",
+    num_t: int | None = None,
+    t_max: float | None = None,
+    weight: Literal["none", "gaussian"] | None = None,
+    scale_by_n: bool | None = None,
+) -> float:
+    """Exact ``E[SIGReg]`` for ``n`` i.i.d. ``N(0, I)`` rows: ``sum_k w_k (1 - e^{-t_k^2}) / n``.
+
+    (times ``n`` for ``scale_by_n``: the lejepa value does not depend on ``n``).
+
+    >>> round(gaussian_expectation(100, preset="lejepa") - gaussian_expectation(10, preset="lejepa"), 12)
+    0.0
+    """
+    cfg = _check_preset(preset)
+    t = frequency_grid(
+        cfg.num_t if num_t is None else num_t,
+        cfg.t_max if t_max is None else t_max,
+        cfg.grid,
+        dtype=torch.float64,
+    )
+    w = frequency_weights(t, cfg.weight if weight is None else weight, cfg.grid)
+    per_n = float(((1.0 - torch.exp(-(t**2))) * w).sum()) / n
+    scale = cfg.scale_by_n if scale_by_n is None else scale_by_n
+    return per_n * n if scale else per_n
+
+
+def collapsed_value(
+    projections: torch.Tensor, *, preset: Preset = "isogaussian-drl", n: int = 1
+) -> float:
+    """SIGReg of a batch whose rows all equal ``c``, given ``u_m^T c`` for each slice (M,).
+
+    ``mean_m sum_k w_k [1 - 2 cos(t_k u^T c) e^{-t_k^2/2} + e^{-t_k^2}]`` (times ``n``
+    for the lejepa preset).
+
+    >>> round(collapsed_value(torch.zeros(3)), 6) == round(float(((1 - torch.exp(-0.5 * torch.linspace(-5, 5, 8, dtype=torch.float64) ** 2)) ** 2).mean()), 6)
+    True
+    """
+    cfg = PRESETS[preset]
+    t = frequency_grid(cfg.num_t, cfg.t_max, cfg.grid, dtype=torch.float64)
+    w = frequency_weights(t, cfg.weight, cfg.grid)
+    p = projections.to(torch.float64)[:, None]
+    err = 1 - 2 * torch.cos(t * p) * torch.exp(-0.5 * t**2) + torch.exp(-(t**2))
+    value = float((err @ w).mean())
+    return value * n if cfg.scale_by_n else value
+
+
+def combine_losses(
+    task: torch.Tensor,
+    reg: torch.Tensor,
+    lam: float,
+    convention: Literal["additive", "convex"] = "additive",
+) -> torch.Tensor:
+    """``task + lam * reg`` (released code) or ``(1 - lam) task + lam * reg`` (paper text)."""
+    if lam < 0:
+        raise ValueError(f"the SIGReg weight lambda must be >= 0, got {lam}")
+    if convention == "additive":
+        return task + lam * reg
+    if convention == "convex":
+        if lam > 1:
+            raise ValueError(f"the convex convention needs 0 <= lambda <= 1, got {lam}")
+        return (1 - lam) * task + lam * reg
+    raise ValueError(f"unknown lambda convention {convention!r}; choose 'additive' or 'convex'")
+
+
+class SIGReg(nn.Module):
+    """SIGReg as a module: presets, seeded slices, per-view/pooled, DDP-global statistic.
+
+    Args:
+        preset: ``isogaussian-drl`` (default) or ``lejepa``.
+        num_slices, num_t, t_max: Override the preset (``None``: the preset's value).
+        seed: ``None`` draws fresh unseeded slices every call (the released code); an
+            integer seeds the draw with ``seed + step`` where ``step`` counts training
+            calls, so every DDP rank uses the same slices.
+        views: For ``(V, N, D)`` inputs: ``pooled`` (one statistic on all rows) or
+            ``per-view`` (mean of the per-view statistics).
+        global_batch: All-reduce the CF sums across ranks before squaring.
+
+    Examples:
+        >>> reg = SIGReg(seed=0)
+        >>> x = torch.randn(256, 16, requires_grad=True)
+        >>> loss = reg(3.0 * x + 1.0)
+        >>> loss.backward()
+        >>> bool(x.grad.abs().sum() > 0), float(loss) > float(reg(torch.randn(256, 16)))
+        (True, True)
+    """
+
+    def __init__(
+        self,
+        preset: Preset = "isogaussian-drl",
+        num_slices: int | None = None,
+        num_t: int | None = None,
+        t_max: float | None = None,
+        seed: int | None = None,
+        views: Literal["pooled", "per-view"] = "pooled",
+        global_batch: bool = False,
+    ) -> None:
+        super().__init__()
+        cfg = _check_preset(preset)
+        self.preset = preset
+        self.num_slices = cfg.num_slices if num_slices is None else int(num_slices)
+        self.num_t = cfg.num_t if num_t is None else int(num_t)
+        self.t_max = cfg.t_max if t_max is None else float(t_max)
+        if self.num_slices <= 0:
+            raise ValueError(f"num_slices must be > 0, got {self.num_slices}")
+        frequency_grid(self.num_t, self.t_max, cfg.grid)  # validates num_t / t_max
+        if preset == "lejepa" and self.num_t % 2 == 0:
+            raise ValueError(f"the lejepa preset needs an odd number of knots, got {self.num_t}")
+        if views not in ("pooled", "per-view"):
+            raise ValueError(f"views must be 'pooled' or 'per-view', got {views!r}")
+        self.seed = seed
+        self.views = views
+        self.global_batch = global_batch
+        self.register_buffer("step", torch.zeros((), dtype=torch.long))
+
+    def _generator(self) -> torch.Generator | None:
+        if self.seed is None:
+            return None
+        return torch.Generator().manual_seed(int(self.seed) + int(self.step))
+
+    def statistic(self, x: torch.Tensor, slices: torch.Tensor | None = None, **kw):
+        """The statistic of one ``(N, D)`` batch with this module's settings."""
+        return sigreg(
+            x,
+            preset=self.preset,
+            num_slices=self.num_slices,
+            num_t=self.num_t,
+            t_max=self.t_max,
+            slices=slices,
+            global_batch=self.global_batch,
+            **kw,
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """SIGReg of ``(N, D)`` or ``(V, N, D)`` embeddings (one slice draw per call)."""
+        if x.ndim == 3:
+            d = x.shape[-1]
+        elif x.ndim == 2:
+            d = x.shape[1]
+        else:
+            raise ValueError(f"features must have shape (N, D) or (V, N, D), got {tuple(x.shape)}")
+        slices = draw_slices(d, self.num_slices, generator=self._generator())
+        if self.training and self.seed is not None:
+            self.step += 1
+        if x.ndim == 2:
+            return self.statistic(x, slices)
+        if self.views == "pooled":
+            return self.statistic(x.reshape(-1, d), slices)
+        return torch.stack([self.statistic(v, slices) for v in x]).mean()
+
+    def extra_repr(self) -> str:
+        return (
+            f"preset={self.preset!r}, num_slices={self.num_slices}, num_t={self.num_t}, "
+            f"t_max={self.t_max}, seed={self.seed}, views={self.views!r}"
+        )
+
+
+__all__ = [
+    "PRESETS",
+    "SIGReg",
+    "check_features",
+    "collapsed_value",
+    "combine_losses",
+    "draw_slices",
+    "empirical_cf",
+    "epps_pulley",
+    "frequency_grid",
+    "frequency_weights",
+    "gaussian_expectation",
+    "sigreg",
+]
