@@ -49,6 +49,15 @@ def test_unknown_command_exits_2(capsys):
     _one_line_error(capsys, "unknown command")
 
 
+@pytest.mark.parametrize(
+    "name", ["stage1-rope.yaml", "stage2-gmm-K2-4-m1random.yaml", "stage3-digits-cnn.yaml"]
+)
+def test_configs_of_each_stage_parse(capsys, name):
+    assert main(["fit", "--config", str(CONFIGS / name), "--print_config"]) == 0
+    assert "class_path: mmicl.stages." in capsys.readouterr().out
+
+
+@pytest.mark.slow
 def test_every_config_parses(capsys):
     for cfg in sorted(CONFIGS.glob("*.yaml")):
         assert main(["fit", "--config", str(cfg), "--print_config"]) == 0, cfg.name

@@ -114,7 +114,7 @@ def _hand_built_induction_decoder(bank: GMMBank, N: int, beta: float = 60.0) -> 
 def test_hand_built_induction_circuit_solves_ic():
     bank = GMMBank(512, 16, 32, seed=0)
     s = BurstySampler(bank, N=8, B=2, eps=0.1)
-    sets = eval_splits(s, n=400)
+    sets = eval_splits(s, n=200)
     m = _hand_built_induction_decoder(bank, 8)
     acc = split_accuracies(m, sets)
     assert acc["IC"] > 0.95 and acc["IC2"] > 0.95  # pure in-context learning

@@ -278,7 +278,7 @@ def _condense(message: str) -> str:
 
 
 class MMICLCLI(PaperCLI):
-    """:class:`~icml26_shared.cli.PaperCLI` whose errors are always one line.
+    r""":class:`~icml26_shared.cli.PaperCLI` whose errors are always one line.
 
     Examples
     --------

@@ -332,7 +332,8 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
             f"{best_pos} decoder, K={K_top}, {s.knockout_steps} steps; heads ranked by IH "
             "strength / previous-token strength on the IC set; knocking out zeroes the head's "
             "slice of the input to the output projection; the random head is drawn (seeded) "
-            "among the heads other than the top induction head."
+            "among the heads that are neither the top induction nor the top previous-token "
+            "head."
         ),
     )
     t4.extend(knockout_table(module.model, sets_by[(K_top, seed)], seed))
