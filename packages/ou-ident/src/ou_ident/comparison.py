@@ -34,6 +34,7 @@ from ou_ident.ou_process import OUParams
 from ou_ident.prediction import calibrate_strength, gaussian_w2, predict_intervention
 from ou_ident.recovery_metrics import edge_auroc, scale_aligned_rel_error
 from ou_ident.recursive import fit_recursive
+from ou_ident.stationary_diffusion import fit_stationary_diffusion
 from ou_ident.synthetic import SteadyStateProblem, make_problem
 
 __all__ = ["L1", "METHODS", "evaluate_methods", "summarize"]
@@ -48,6 +49,7 @@ METHODS = [
     "ours: joint (support unknown)",
     "ours: joint-L1 (support unknown)",
     "observational Lyapunov-L1 (support unknown)",
+    "stationary diffusion KDS (stadion's linear SDE)",
     "GIES + linear SEM",
     "graphical lasso",
     "no change",
@@ -83,8 +85,12 @@ def evaluate_methods(
     gies: bool = True,
     unknown_support: bool = True,
     methods: Sequence[str] | None = None,
+    kds_steps: int = 10_000,
 ) -> list[dict]:
     """One row per method: ``rel_err_A``, ``auroc``, ``w2_heldout``, ``time_s``.
+
+    ``kds_steps``: Adam steps of the stationary-diffusion anchor
+    (:func:`~ou_ident.stationary_diffusion.fit_stationary_diffusion`; 10,000 is its default).
 
     Examples
     --------
@@ -144,6 +150,11 @@ def evaluate_methods(
         add(
             "observational Lyapunov-L1 (support unknown)",
             lambda: fit_observational(data, None, l1=L1),
+            auroc=True,
+        )
+        add(
+            "stationary diffusion KDS (stadion's linear SDE)",
+            lambda: fit_stationary_diffusion(data, steps=kds_steps, seed=seed),
             auroc=True,
         )
     if gies and "GIES + linear SEM" in wanted:
