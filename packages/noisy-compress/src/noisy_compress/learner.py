@@ -30,7 +30,7 @@ from .convolution import NoClosedFormError, has_closed_form
 from .densities import Density, as_points
 from .families import Family
 from .noise import NoiseModel
-from .partition import CellPartition
+from .partition import CellPartition, PointPartition
 from .tournament import Selection, deviation_bound, select
 
 
@@ -88,6 +88,7 @@ def learn(
     delta_q: float | None = None,
     radius: float | None = None,
     n_cells: int = 512,
+    n_mc: int = 20_000,
     numerical: bool = False,
     search_rounds: int = 25,
     min_scale: float | None = None,
@@ -111,6 +112,9 @@ def learn(
     delta_q, radius:
         Quantisation step (default ``eps * std(S1) / 2``) and perturbation radius (default the
         noise's high-probability radius over ``|S1|`` points).
+    n_cells, n_mc:
+        Atoms of the Scheffe sets: grid cells in ``d <= 2`` (:class:`CellPartition`), else the
+        hold-out points plus ``n_mc`` Monte-Carlo points (:class:`PointPartition`).
     numerical:
         Allow Monte-Carlo convolutions where there is no closed form.
 
@@ -178,7 +182,11 @@ def learn(
         numerical,
         search_rounds,
     )
-    part = CellPartition.cover(y2, n_cells)
+    part = (
+        CellPartition.cover(y2, n_cells)
+        if family.d <= 2
+        else PointPartition(y2, n_mc=n_mc, seed=seed)
+    )
     P = part.masses(cands.densities, noise, numerical)
     h = part.frequencies(y2)
     sel = select(P, h, selection, seed=seed)

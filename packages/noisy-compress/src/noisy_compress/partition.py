@@ -1,9 +1,18 @@
-"""The cell partition on which Scheffe sets are evaluated (``d <= 2``).
+"""The atoms on which Scheffe sets are evaluated: grid cells (``d <= 2``) or sample points (any d).
 
-Scheffe sets ``{p_i > p_j}`` are approximated by unions of cells of a regular grid covering the
-hold-out sample (padded); a candidate's mass of a cell is its density at the cell centre times the
-cell volume (midpoint rule) and the empirical mass is the fraction of hold-out points in the cell.
-Mass outside the grid is dropped for every candidate alike.
+The tournaments (:mod:`noisy_compress.tournament`) see every candidate as a vector ``P[i, c]`` of
+masses of atoms ``c`` and the hold-out sample as frequencies ``h[c]``; a Scheffe set
+``A_ij = {p_i > p_j}`` is the union of the atoms where ``P[i, c] > P[j, c]``.
+
+- :class:`CellPartition` (``d <= 2``): cells of a regular grid covering the hold-out sample
+  (padded); a candidate's mass of a cell is its density at the centre times the cell volume
+  (midpoint rule), the empirical mass the fraction of hold-out points in the cell. Mass outside
+  the grid is dropped for every candidate alike.
+- :class:`PointPartition` (any ``d``): the atoms are the hold-out points themselves plus ``N``
+  Monte-Carlo points drawn from the equal mixture ``q`` of the convolved candidates. A
+  Monte-Carlo point ``s`` carries ``P[i, s] = p_i(s) / (N q(s))`` (importance sampling, unbiased
+  for ``p_i(A)``); a hold-out point ``y`` carries ``p_i(y)`` times a negligible weight, so that
+  ``y in A_ij`` is decided by the exact densities while adding no mass, and ``h[y] = 1 / n``.
 """
 
 from __future__ import annotations
@@ -64,3 +73,61 @@ class CellPartition:
             )
             * self.volume
         )
+
+
+@dataclass
+class PointPartition:
+    """Hold-out points plus Monte-Carlo points as the atoms of the Scheffe sets (any ``d``).
+
+    Parameters
+    ----------
+    y:
+        The hold-out sample ``(n, d)``: the first ``n`` atoms.
+    n_mc:
+        Monte-Carlo points drawn from the candidates' equal mixture in :meth:`masses`.
+    seed:
+        Seed of the Monte-Carlo draw.
+
+    Examples
+    --------
+    >>> from noisy_compress.densities import GaussianDensity
+    >>> from noisy_compress.noise import GaussianNoise
+    >>> f = [GaussianDensity([0.0, 0.0, 0.0], np.eye(3)), GaussianDensity([1.0, 0.0, 0.0], np.eye(3))]
+    >>> part = PointPartition(np.zeros((10, 3)), n_mc=4000)
+    >>> P = part.masses(f, GaussianNoise(0.5, d=3))
+    >>> P.shape, bool(np.allclose(P.sum(axis=1), 1.0, atol=0.05))
+    ((2, 4010), True)
+    >>> float(part.frequencies(np.zeros((10, 3))).sum())
+    1.0
+    """
+
+    y: np.ndarray
+    n_mc: int = 20_000
+    seed: int = 0
+    holdout_weight: float = 1e-12
+
+    def frequencies(self, y: np.ndarray) -> np.ndarray:
+        """``1/n`` on each hold-out atom, 0 on the Monte-Carlo atoms (``y`` must be that sample)."""
+        if y.shape != self.y.shape or not np.array_equal(y, self.y):
+            raise ValueError("PointPartition.frequencies needs the hold-out sample it was built on")
+        return np.concatenate([np.full(len(y), 1.0 / len(y)), np.zeros(self.n_mc)])
+
+    def masses(
+        self, densities: list[Density], noise: NoiseModel, numerical: bool = False
+    ) -> np.ndarray:
+        """``(M, n + n_mc)`` atom masses of the convolved candidates."""
+        if self.n_mc < 1:
+            raise ValueError(f"n_mc must be >= 1; got {self.n_mc}")
+        rng = np.random.default_rng(self.seed)
+        M = len(densities)
+        which = rng.integers(M, size=self.n_mc)
+        s = np.empty((self.n_mc, self.y.shape[1]))
+        for i in np.unique(which):
+            rows = np.flatnonzero(which == i)
+            s[rows] = densities[i].sample(len(rows), rng)
+        s += noise.sample(self.n_mc, rng)
+        atoms = np.concatenate([self.y, s])
+        dens = np.stack([convolved_pdf(f, noise, atoms, numerical=numerical) for f in densities])
+        q = dens[:, len(self.y) :].mean(axis=0)  # mixture density at the Monte-Carlo points
+        w = np.concatenate([np.full(len(self.y), self.holdout_weight), 1.0 / (self.n_mc * q)])
+        return dens * w[None, :]
