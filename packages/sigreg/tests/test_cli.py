@@ -1,13 +1,19 @@
-"""The sigreg command line: help, and one clear line for bad input."""
+"""The sigreg command line: help, the package commands, one clear line for bad input."""
 
+from pathlib import Path
+
+import numpy as np
 from sigreg.cli import main
 from sigreg.paper import PAPER
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 
 def test_help_lists_commands(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert "reproduce" in out
+    for cmd in ("fit", "validate", "test", "predict", "reproduce", "stat", "benchmark", "diagnose"):
+        assert cmd in out
     assert PAPER.title in out
 
 
@@ -16,3 +22,77 @@ def test_unknown_command_exits_2(capsys):
     err = capsys.readouterr().err
     assert "unknown command" in err
     assert "Traceback" not in err
+
+
+def test_stat_on_gaussian_and_collapsed_embeddings(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "g.npy", rng.standard_normal((2000, 8)))
+    np.save(tmp_path / "c.npy", np.ones((2000, 8)))
+    assert main(["stat", "--embeddings", str(tmp_path / "g.npy")]) == 0
+    g = float(capsys.readouterr().out.split("SIGReg = ")[1].split()[0])
+    assert main(["stat", "--embeddings", str(tmp_path / "c.npy"), "--preset", "lejepa"]) == 0
+    c = float(capsys.readouterr().out.split("SIGReg = ")[1].split()[0])
+    assert g < 0.01 < c
+
+
+def _one_line_error(capsys, args, match):
+    assert main(args) != 0
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 1
+    assert match in err
+
+
+def test_bad_inputs_give_one_line(tmp_path, capsys):
+    np.save(tmp_path / "one.npy", np.ones((1, 4)))
+    np.save(tmp_path / "nan.npy", np.array([[np.nan, 1.0], [0.0, 1.0]]))
+    (tmp_path / "junk.npy").write_text("not numpy")
+    _one_line_error(
+        capsys, ["stat", "--embeddings", str(tmp_path / "missing.npy")], "does not exist"
+    )
+    _one_line_error(capsys, ["stat", "--embeddings", str(tmp_path / "one.npy")], "at least 2")
+    _one_line_error(capsys, ["stat", "--embeddings", str(tmp_path / "nan.npy")], "NaN")
+    _one_line_error(capsys, ["stat", "--embeddings", str(tmp_path / "junk.npy")], "cannot read")
+    np.save(tmp_path / "ok.npy", np.ones((4, 4)))
+    _one_line_error(
+        capsys,
+        ["stat", "--embeddings", str(tmp_path / "ok.npy"), "--num_slices", "0"],
+        "num_slices",
+    )
+    _one_line_error(
+        capsys, ["stat", "--embeddings", str(tmp_path / "ok.npy"), "--preset", "nope"], "preset"
+    )
+    _one_line_error(capsys, ["benchmark", "--sigreg_lambda", "-1"], ">= 0")
+    _one_line_error(
+        capsys, ["benchmark", "--suite", "digits-shuffle", "--method", "magic"], "unknown method"
+    )
+    _one_line_error(
+        capsys, ["diagnose", "--checkpoint", str(tmp_path / "none.ckpt")], "does not exist"
+    )
+    _one_line_error(capsys, ["diagnose", "--checkpoint", str(tmp_path / "junk.npy")], "cannot read")
+
+
+def test_fit_smoke_config_and_diagnose(tmp_path, capsys):
+    args = [
+        "fit",
+        "--config",
+        str(CONFIGS / "smoke.yaml"),
+        "--trainer.enable_checkpointing",
+        "true",
+    ]
+    assert main([*args, "--trainer.default_root_dir", str(tmp_path)]) == 0
+    ckpt = next(tmp_path.rglob("*.ckpt"))
+    assert main(["diagnose", "--checkpoint", str(ckpt), "--n", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "srank" in out and "accuracy" in out
+
+
+def test_benchmark_drift_runs(capsys):
+    assert main(["benchmark", "--suite", "drift"]) == 0
+    assert "kappa=" in capsys.readouterr().out
+
+
+def test_every_config_parses(capsys):
+    for cfg in sorted(CONFIGS.glob("*.yaml")):
+        assert main(["fit", "--config", str(cfg), "--print_config"]) == 0, cfg.name
+        assert "class_path" in capsys.readouterr().out

@@ -140,6 +140,8 @@ def diagnose(checkpoint: Path, n: int = 512, seed: int = 0) -> None:
         n: Number of inputs to score.
         seed: Seed of the inputs (PQN: uniform observations in [-1, 1]).
     """
+    import pickle
+
     import torch
 
     from sigreg.pqn_agent import PQNModule
@@ -149,7 +151,7 @@ def diagnose(checkpoint: Path, n: int = 512, seed: int = 0) -> None:
         raise UsageError(f"checkpoint {str(checkpoint)!r} does not exist")
     try:
         ckpt = torch.load(checkpoint, map_location="cpu", weights_only=False)
-    except (RuntimeError, EOFError, OSError, ValueError) as err:
+    except (RuntimeError, EOFError, OSError, ValueError, pickle.UnpicklingError) as err:
         raise UsageError(f"cannot read checkpoint {str(checkpoint)!r}: {err}") from err
     hp = ckpt.get("hyper_parameters", {}) if isinstance(ckpt, dict) else {}
     if "env_id" in hp and "q_lambda" in hp:

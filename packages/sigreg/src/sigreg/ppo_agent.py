@@ -37,8 +37,8 @@ def gae(
     """GAE advantages and returns ``(S, E)``; ``next_values[t] = V(s_{t+1})``.
 
     >>> r = torch.ones(2, 1); z = torch.zeros(2, 1)
-    >>> adv, ret = gae(r, z, z, z, 0.9, 1.0); adv.flatten().tolist()
-    [1.0, 1.0]
+    >>> adv, ret = gae(r, z, z, z, 0.9, 1.0); [round(a, 4) for a in adv.flatten().tolist()]
+    [1.9, 1.0]
     """
     adv = torch.zeros_like(rewards)
     last = torch.zeros_like(rewards[0])

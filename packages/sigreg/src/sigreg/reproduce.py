@@ -52,8 +52,36 @@ class Setting:
     phase_iterations: int  # rollouts per non-stationarity phase
 
 
-QUICK = Setting(2000, 128, 3, 10, 512, 1, 256, 30, 2, 16, 1, 64, 10)
-FULL = Setting(4000, 256, 8, 20, 1000, 2, 1024, 120, 5, 80, 3, 128, 20)
+QUICK = Setting(
+    drift_steps=2000,
+    drift_chains=128,
+    phases=3,
+    epochs_per_phase=10,
+    n_samples=512,
+    digit_seeds=1,
+    lejepa_slices=256,
+    pqn_iterations=40,
+    pqn_seeds=2,
+    ppo_iterations=16,
+    ppo_seeds=1,
+    ppo_num_steps=64,
+    phase_iterations=20,
+)
+FULL = Setting(
+    drift_steps=4000,
+    drift_chains=256,
+    phases=5,
+    epochs_per_phase=20,
+    n_samples=1000,
+    digit_seeds=2,
+    lejepa_slices=1024,
+    pqn_iterations=120,
+    pqn_seeds=3,
+    ppo_iterations=60,
+    ppo_seeds=2,
+    ppo_num_steps=128,
+    phase_iterations=40,
+)
 
 DIGIT_METHODS = [
     # (row label, method, lambda, sigreg layer)
