@@ -1,19 +1,275 @@
-"""Command line of qat-scaling: ``qat-scaling --help``."""
+"""Command line of qat-scaling: ``qat-scaling --help``.
+
+``fit/validate/test/predict`` (LightningCLI over :class:`QATLanguageModel` and
+:class:`TextDataModule`), ``reproduce``, and the package commands ``sweep`` (the paired
+grid), ``fit-law`` (the unified law on a CSV/JSONL of runs), ``decompose``, ``predict-law``,
+``outliers`` (input statistics of a trained checkpoint) and ``benchmark``.
+"""
 
 from __future__ import annotations
 
+import csv
+import json
+import warnings
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
 
-from icml26_shared.cli import PaperCLI
+from icml26_shared.cli import PaperCLI, UsageError
 
 from .paper import PAPER
 
 
+def _read_errors(runs: Path, scheme: str | None, strict: bool) -> list[dict]:
+    """Rows with N, D, G, delta from a CSV (N,D,G,delta[,scheme]) or a grid JSONL file."""
+    from .grid import load_records
+    from .scaling_law import qat_error
+
+    runs = Path(runs)
+    if not runs.is_file():
+        raise UsageError(f"runs file {str(runs)!r} does not exist")
+    if runs.suffix == ".csv":
+        with runs.open(newline="") as fh:
+            reader = csv.DictReader(fh)
+            missing = {"N", "D", "G", "delta"} - set(reader.fieldnames or [])
+            if missing:
+                raise UsageError(f"{runs}: missing column(s) {sorted(missing)}; need N, D, G, delta")
+            rows = []
+            for n, row in enumerate(reader, 2):
+                try:
+                    rows.append({"N": float(row["N"]), "D": float(row["D"]), "G": float(row["G"]), "delta": float(row["delta"]), "scheme": row.get("scheme") or "W4A4"})
+                except ValueError:
+                    raise UsageError(f"{runs}:{n}: N, D, G and delta must be numbers") from None
+    else:
+        rows = qat_error(load_records(runs), strict=strict)
+    if scheme is not None:
+        rows = [r for r in rows if r["scheme"] == scheme]
+        if not rows:
+            raise UsageError(f"no rows of scheme {scheme!r} in {runs}")
+    return rows
+
+
+def sweep(preset: Literal["smoke", "small", "medium"] = "smoke", out: Path = Path("runs.jsonl"), resume: bool = True, seed: int = 0) -> None:
+    """Train the paired N x D x G x scheme grid and append one JSON line per (run, D).
+
+    Args:
+        preset: ``smoke`` (seconds), ``small`` (a few minutes), ``medium`` (the full CPU grid).
+        out: JSONL file of run records (finished runs are skipped when ``resume``).
+        resume: Reuse the runs already in ``out``.
+        seed: Seed of weights and data order.
+    """
+    from dataclasses import replace
+
+    from .grid import PRESETS, run_grid
+
+    records = run_grid(replace(PRESETS[preset], seed=seed), out, resume=resume, on_run=lambda r: print(f"done {r}", flush=True))
+    print(f"{len(records)} records in {out}")
+
+
+def fit_law(
+    runs: Path,
+    scheme: str = "W4A4",
+    method: Literal["ols_log", "huber"] = "ols_log",
+    bootstrap: int = 1000,
+    strict: bool = False,
+    seed: int = 0,
+    out: Path | None = None,
+) -> None:
+    """Fit delta = k D^gD (log2 G)^gG / N^gN to a CSV (N,D,G,delta) or a sweep JSONL.
+
+    Args:
+        runs: ``.csv`` with columns N, D, G, delta (optional scheme), or a ``sweep`` JSONL.
+        scheme: Rows of this scheme are fitted.
+        method: ``ols_log`` or ``huber``.
+        bootstrap: Bootstrap resamples for percentile intervals (0 = none).
+        strict: Fail on delta <= 0 instead of dropping those rows with a warning.
+        seed: Seed of the bootstrap.
+        out: Write the fit as JSON here (for ``predict-law``).
+    """
+    from .scaling_law import compare_laws, fit_qat_law
+
+    rows = _read_errors(runs, scheme, strict)
+    args = ([r["N"] for r in rows], [r["D"] for r in rows], [r["G"] for r in rows], [r["delta"] for r in rows])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
+        fit = fit_qat_law(*args, method=method, bootstrap=bootstrap, seed=seed, strict=strict)
+    for w in caught:
+        print(f"warning: {w.message}")
+    law = fit.law
+    print(f"{scheme}: delta = {law.k:.4g} * D^{law.gD:.4g} * (log2 G)^{law.gG:.4g} / N^{law.gN:.4g}  ({method}, n={fit.n}, R2={fit.r2:.4f})")
+    for name in ("k", "gN", "gD", "gG"):
+        ci = fit.ci.get(name)
+        boot = fit.bootstrap_ci.get(name)
+        print(f"  {name}: {getattr(law, name):.4g}  95% CI {_ci(ci)}  bootstrap {_ci(boot)}")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            cmp = compare_laws(*args)
+        for name, m in cmp.items():
+            print(f"  held-out ({name}): RMSE log delta {m['rmse_log']:.4f}, mean |rel err| {m['mape']:.3f} over {m['cells']} cells")
+    except ValueError as err:
+        print(f"  held-out comparison skipped: {err}")
+    if out is not None:
+        Path(out).write_text(json.dumps({"scheme": scheme, **fit.to_dict()}, indent=2))
+        print(f"wrote {out}")
+
+
+def _ci(ci) -> str:
+    return "n/a" if not ci else f"[{ci[0]:.4g}, {ci[1]:.4g}]"
+
+
+def decompose(runs: Path, bootstrap: int = 500, seed: int = 0) -> None:
+    """Fit the law to W4A4, W4A16 (weight part) and W16A4 (activation part) of a sweep JSONL.
+
+    Args:
+        runs: JSONL written by ``sweep``.
+        bootstrap: Bootstrap resamples.
+        seed: Seed of the bootstrap.
+    """
+    from .scaling_law import decompose as _decompose
+
+    fits = _decompose(_read_errors(runs, None, False), bootstrap=bootstrap, seed=seed)
+    if not fits:
+        raise UsageError(f"no scheme in {runs} has enough distinct N, D and G to fit the law")
+    for scheme, fit in fits.items():
+        law = fit.law
+        print(f"{scheme:6s} k={law.k:.4g} gN={law.gN:.4g} {_ci(fit.ci.get('gN'))} gD={law.gD:.4g} {_ci(fit.ci.get('gD'))} gG={law.gG:.4g} {_ci(fit.ci.get('gG'))} R2={fit.r2:.3f} n={fit.n}")
+
+
+def predict_law(N: float, D: float, G: int, fit: Path | None = None, k: float | None = None, gN: float | None = None, gD: float | None = None, gG: float | None = None) -> None:
+    """Predict the QAT error delta at (N, D, G) from a fit JSON or explicit parameters.
+
+    Args:
+        N: Non-embedding parameters.
+        D: Training tokens.
+        G: Group size (>= 2).
+        fit: JSON written by ``fit-law --out``.
+        k, gN, gD, gG: Law parameters (instead of ``fit``).
+    """
+    from .scaling_law import QATLaw
+
+    if G < 2:
+        raise UsageError(f"G must be >= 2, got {G}")
+    if N <= 0 or D <= 0:
+        raise UsageError("N and D must be positive")
+    if fit is not None:
+        if not Path(fit).is_file():
+            raise UsageError(f"fit file {str(fit)!r} does not exist")
+        try:
+            law = QATLaw(**json.loads(Path(fit).read_text())["law"])
+        except (KeyError, TypeError, json.JSONDecodeError) as err:
+            raise UsageError(f"{fit} is not a fit-law JSON ({err})") from None
+    elif None in (k, gN, gD, gG):
+        raise UsageError("give --fit or all of --k --gN --gD --gG")
+    else:
+        law = QATLaw(k, gN, gD, gG)
+    print(f"delta({N:g}, {D:g}, {G}) = {float(law.predict(N, D, G)):.6g}")
+
+
+def outliers(ckpt: Path, bits: int = 4, group_size: int = 32, corpus: Literal["stdlib", "markov"] = "stdlib", windows: int = 8) -> None:
+    """Input statistics (kurtosis, max/RMS, A4 error) of every linear layer of a checkpoint.
+
+    Args:
+        ckpt: Lightning checkpoint of ``qat-scaling fit``.
+        bits: Bits of the quantiser for the relative-error column.
+        group_size: Its group size.
+        corpus: Text for the probe windows (validation split).
+        windows: Number of probe windows.
+    """
+    from .fake_quant import check_bits
+    from .lm_module import QATLanguageModel, TextDataModule, activation_statistics
+
+    check_bits(bits)
+    if not Path(ckpt).is_file():
+        raise UsageError(f"checkpoint {str(ckpt)!r} does not exist")
+    try:
+        module = QATLanguageModel.load_from_checkpoint(ckpt, map_location="cpu", weights_only=False)
+    except (RuntimeError, KeyError, TypeError, EOFError) as err:
+        raise UsageError(f"cannot read checkpoint {str(ckpt)!r}: {err}") from err
+    dm = TextDataModule(corpus, module.hparams.seq_len, batch_size=windows, val_batches=1, corpus_kwargs={"max_bytes": 2_000_000} if corpus == "stdlib" else {"vocab": module.hparams.vocab_size})
+    dm.setup("fit")
+    batch = dm.val_batches()[0][:, :-1]
+    stats = activation_statistics(module.model, batch, bits, group_size)
+    print(f"{'layer':18s} {'kurtosis':>9s} {'max/RMS':>8s} {'A' + str(bits) + ' rel MSE':>12s}")
+    for name, s in stats.items():
+        print(f"{name:18s} {s['kurtosis']:9.2f} {s['max_over_rms']:8.2f} {s['rel_mse']:12.5f}")
+
+
+def benchmark(preset: Literal["smoke", "small", "medium"] = "smoke", out: Path = Path("benchmark-runs.jsonl"), seed: int = 0) -> None:
+    """Sweep a preset, fit the unified law per scheme and print a Markdown table.
+
+    Args:
+        preset: Grid preset.
+        out: JSONL of the runs (resumed).
+        seed: Seed.
+    """
+    from dataclasses import replace
+
+    from .grid import PRESETS, run_grid
+    from .scaling_law import decompose as _decompose
+    from .scaling_law import qat_error
+
+    records = run_grid(replace(PRESETS[preset], seed=seed), out)
+    errors = qat_error(records)
+    print("| scheme | G | mean delta | runs |\n|---|---|---|---|")
+    groups: dict[tuple, list[float]] = {}
+    for e in errors:
+        groups.setdefault((e["scheme"], e["G"]), []).append(e["delta"])
+    for (s, g), v in groups.items():
+        print(f"| {s} | {g} | {sum(v) / len(v):.5f} | {len(v)} |")
+    for scheme, fit in _decompose(errors).items():
+        print(f"\n{scheme}: gN={fit.law.gN:.3g} gD={fit.law.gD:.3g} gG={fit.law.gG:.3g} R2={fit.r2:.3f}")
+
+
 def build_cli() -> PaperCLI:
-    """The package's CLI; add ``model_class``, ``datamodule_class`` and extra ``commands``."""
-    return PaperCLI(PAPER)
+    """The package's CLI."""
+    from .lm_module import QATLanguageModel, TextDataModule
+
+    return PaperCLI(
+        PAPER,
+        model_class=QATLanguageModel,
+        datamodule_class=TextDataModule,
+        commands={
+            "sweep": sweep,
+            "fit-law": fit_law,
+            "decompose": decompose,
+            "predict-law": predict_law,
+            "outliers": outliers,
+            "benchmark": benchmark,
+        },
+        trainer_defaults={"max_steps": 200, "val_check_interval": 100, "limit_val_batches": 8},
+    )
+
+
+def _fp16_on_cpu(argv: Sequence[str]) -> str | None:
+    """The fp16 precision asked for on a machine without CUDA (Lightning would swap it)."""
+    import torch
+
+    for i, tok in enumerate(argv):
+        value = None
+        if tok == "--trainer.precision" and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif tok.startswith("--trainer.precision="):
+            value = tok.split("=", 1)[1]
+        if value is not None and "16" in value and "bf16" not in value:
+            accel = [argv[j + 1] for j, t in enumerate(argv[:-1]) if t == "--trainer.accelerator"]
+            if (accel and accel[-1] == "cpu") or not torch.cuda.is_available():
+                return value
+    return None
 
 
 def main(args: Sequence[str] | None = None) -> int:
     """Entry point of the ``qat-scaling`` console script."""
+    import sys
+
+    argv = list(sys.argv[1:] if args is None else args)
+    if argv and argv[0] in ("fit", "validate", "test", "predict"):
+        bad = _fp16_on_cpu(argv)
+        if bad is not None:
+            print(
+                f"qat-scaling: error: precision {bad!r} (fp16) is not supported for training on "
+                "the CPU; use 32-true or bf16-mixed",
+                file=sys.stderr,
+            )
+            return 2
     return build_cli().main(args)

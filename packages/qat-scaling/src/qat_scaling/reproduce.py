@@ -1,12 +1,269 @@
-"""``qat-scaling reproduce``: the paper's headline comparison at CPU scale."""
+"""``qat-scaling reproduce``: the paper's headline analysis at CPU scale.
+
+Paper: "Scaling Law for Quantization-Aware Training", Chen et al., arXiv 2505.14302.
+
+One run trains a paired grid (:mod:`qat_scaling.grid`: FP baseline, W4A4 at several G,
+W4A16, W16A4, FC2-A8 mixed precision, and a Hadamard-rotated FC2 input as the outlier
+anchor), then reports:
+
+* per (N, D): the FP loss and delta = L_QAT - L_FP of every scheme (tokens D from WSD decay
+  branches of one run per scheme);
+* the unified law fitted to W4A4 (and, where identifiable, to W4A16 / W16A4: the
+  decomposition) with OLS and bootstrap 95 % intervals and R^2;
+* leave-one-(N, D)-cell-out error of the unified law next to the N-only prior law;
+* the Chinchilla fit of the FP loss (where identifiable);
+* input statistics of every linear layer of the FP models (kurtosis, max/RMS, 4-bit error);
+* a figure of delta against N, D and G with the fitted law.
+"""
 
 from __future__ import annotations
 
+import time
+import warnings
+from dataclasses import replace
 from pathlib import Path
 
-from icml26_shared.results import Report
+import numpy as np
+from icml26_shared.results import Report, Table
+
+from .grid import PRESETS, GridSpec, run_grid, spec_hash
+from .quant_linear import LLAMA_LINEARS
+from .scaling_law import (
+    NotIdentifiableError,
+    compare_laws,
+    decompose,
+    fit_chinchilla,
+    qat_error,
+)
 
 
 def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
-    """Run the headline comparison (anchors in the same run) and return its report."""
-    raise NotImplementedError("qat-scaling reproduce is not written yet")
+    """Train the paired grid (``small`` preset with ``quick``, else ``medium``), fit, report."""
+    cpu_start, wall_start = time.process_time(), time.perf_counter()
+    preset = "small" if quick else "medium"
+    spec = replace(PRESETS[preset], seed=seed)
+    out = Path(out)
+    runs_path = out / f"runs-{preset}-{spec_hash(spec)}.jsonl"
+    records = run_grid(spec, runs_path)
+    report = Report("qat-scaling", out)
+    report.note(
+        f"Grid preset {preset!r}: sizes {', '.join(spec.sizes)}, token budgets "
+        f"{', '.join(str(spec.tokens(b)) for b in spec.budgets)} (WSD decay branches, decay "
+        f"fraction {spec.decay_fraction}), batch {spec.batch_size} x {spec.seq_len} tokens, "
+        f"AdamW lr {spec.lr}, seed {seed}; corpus {_corpus_line(spec)}. Validation on "
+        f"{spec.val_batches * spec.batch_size} fixed held-out windows. Runs: {runs_path.name} "
+        "(resumable: rerunning reuses finished runs)."
+    )
+    errors = qat_error([r for r in records if r["seed"] == seed])
+    report.add_table(_delta_table(records, errors, spec, seed))
+    fits = decompose(errors, bootstrap=1000, seed=seed)
+    report.add_table(_fit_table(fits))
+    w4a4 = [e for e in errors if e["scheme"] == "W4A4"]
+    report.add_table(_holdout_table(w4a4))
+    chin = _chinchilla_table(records, seed)
+    if chin is not None:
+        report.add_table(chin)
+    report.add_table(_outlier_table(records, seed))
+    _plot(report, w4a4, fits.get("W4A4"), spec)
+    _summary(report, records, errors, fits, seed)
+    report.note(
+        f"Wall time {time.perf_counter() - wall_start:.0f} s, CPU time "
+        f"{time.process_time() - cpu_start:.0f} s of this process (finished runs reused: "
+        f"{'see ' + runs_path.name})."
+    )
+    return report
+
+
+def _corpus_line(spec: GridSpec) -> str:
+    if spec.corpus == "stdlib":
+        from .corpora import StdlibCorpus
+
+        return StdlibCorpus(**spec.corpus_kwargs).describe()
+    return spec.corpus
+
+
+def _schemes(errors: list[dict]) -> list[tuple[str, int]]:
+    seen = []
+    for e in errors:
+        key = (e["scheme"], e["G"])
+        if key not in seen:
+            seen.append(key)
+    return seen
+
+
+def _delta_table(records, errors, spec, seed) -> Table:
+    cols = [f"{s} G={g}" for s, g in _schemes(errors)]
+    table = Table(
+        "FP loss and QAT error delta = L_QAT - L_FP per (N, D)",
+        ["size", "N", "D", "L_FP", *cols],
+        notes=(
+            "Validation cross-entropy in nats per byte. Paired runs: the same initial weights "
+            "and training batches for every scheme of one size. Schemes: W4A4 (4-bit weights "
+            "and activations, group G), W4A16 (weights only, delta_W), W16A4 (activations "
+            "only, delta_A), -FC2A8 (down_proj input at 8 bits), -FC2had (down_proj input "
+            "and weight Hadamard-rotated, same bits)."
+        ),
+    )
+    fp = {(r["size"], r["D"]): r for r in records if r["scheme"] == "FP" and r["seed"] == seed}
+    by = {(e["size"], e["D"], e["scheme"], e["G"]): e["delta"] for e in errors}
+    for (size, d), r in sorted(fp.items(), key=lambda kv: (kv[1]["N"], kv[0][1])):
+        row = {"size": size, "N": r["N"], "D": d, "L_FP": r["val_loss"]}
+        for s, g in _schemes(errors):
+            row[f"{s} G={g}"] = by.get((size, d, s, g))
+        table.add_row(**row)
+    return table
+
+
+def _fit_table(fits) -> Table:
+    table = Table(
+        "Unified law delta = k D^gD (log2 G)^gG / N^gN fitted per scheme",
+        ["scheme", "k", "gN", "gN 95% CI", "gD", "gD 95% CI", "gG", "gG 95% CI", "R2", "n", "gN boot CI", "gD boot CI", "gG boot CI"],
+        notes=(
+            "OLS on log delta; 95 % intervals from the t distribution, and percentile intervals "
+            "from 1000 bootstrap resamples of the runs. Points with delta <= 0 (QAT not worse "
+            "than FP at the measured precision) are dropped. W4A16 is the weight part, W16A4 "
+            "the activation part of the W4A4 error. Paper's expectation: gN > 0, gD > 0, "
+            "gG > 0, and gD(W4A16) > gD(W16A4)."
+        ),
+    )
+
+    def fmt(ci, name):
+        if name not in ci:
+            return None
+        lo, hi = ci[name]
+        return f"[{lo:.3g}, {hi:.3g}]"
+
+    for scheme, fit in fits.items():
+        law = fit.law
+        table.add_row(
+            scheme=scheme, k=law.k, gN=law.gN, gD=law.gD, gG=law.gG, R2=fit.r2, n=fit.n,
+            **{"gN 95% CI": fmt(fit.ci, "gN"), "gD 95% CI": fmt(fit.ci, "gD"), "gG 95% CI": fmt(fit.ci, "gG"),
+               "gN boot CI": fmt(fit.bootstrap_ci, "gN"), "gD boot CI": fmt(fit.bootstrap_ci, "gD"),
+               "gG boot CI": fmt(fit.bootstrap_ci, "gG")},
+        )
+    return table
+
+
+def _holdout_table(w4a4) -> Table:
+    table = Table(
+        "Held-out error: unified law vs the N-only law (leave one (N, D) cell out, W4A4)",
+        ["law", "RMSE log delta", "mean |rel. error|", "held-out cells"],
+        notes=(
+            "Each (N, D) cell (all its G) is removed, both laws are refitted on the rest and "
+            "predict it. N-only law: delta = c_G / N^gN (effective-parameter form of earlier "
+            "QAT/precision laws, one constant per G, no D term)."
+        ),
+    )
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            cmp = compare_laws([e["N"] for e in w4a4], [e["D"] for e in w4a4], [e["G"] for e in w4a4], [e["delta"] for e in w4a4])
+    except (NotIdentifiableError, ValueError) as err:
+        table.notes += f" Not computed: {err}."
+        return table
+    for name, m in cmp.items():
+        table.add_row(law=name, **{"RMSE log delta": m["rmse_log"], "mean |rel. error|": m["mape"], "held-out cells": m["cells"]})
+    return table
+
+
+def _chinchilla_table(records, seed) -> Table | None:
+    fp = [r for r in records if r["scheme"] == "FP" and r["seed"] == seed]
+    table = Table(
+        "Chinchilla fit of the FP loss L = A/N^alpha + B/D^beta + E (Huber on log L)",
+        ["A", "alpha", "B", "beta", "E", "RMS log residual", "points"],
+    )
+    try:
+        law, rms = fit_chinchilla([r["N"] for r in fp], [r["D"] for r in fp], [r["val_loss"] for r in fp])
+    except NotIdentifiableError as err:
+        table.notes = f"Not identifiable on this grid: {err}."
+        return table
+    table.add_row(A=law.A, alpha=law.alpha, B=law.B, beta=law.beta, E=law.E, points=len(fp), **{"RMS log residual": rms})
+    return table
+
+
+def _outlier_table(records, seed) -> Table:
+    table = Table(
+        "Input statistics of each linear layer (FP models, largest D, mean over blocks)",
+        ["size", "stat", *[n.split(".")[-1] for n in LLAMA_LINEARS]],
+        notes=(
+            "kurtosis: Pearson kurtosis of the layer's input entries (3 = Gaussian); max/RMS; "
+            "A4 rel. MSE: ||Q(x) - x||^2 / ||x||^2 for 4-bit per-token per-group quantisation "
+            "at the grid's largest G. q/k/v share one input (after the attention norm), gate/up "
+            "another; down_proj's input is the SwiGLU product silu(gate) * up (FC2 input)."
+        ),
+    )
+    for r in records:
+        if r["scheme"] != "FP" or r["seed"] != seed or "act_stats" not in r:
+            continue
+        for stat, label in (("kurtosis", "kurtosis"), ("max_over_rms", "max/RMS"), ("rel_mse", "A4 rel. MSE")):
+            table.add_row(size=r["size"], stat=label, **{n.split(".")[-1]: r["act_stats"][n][stat] for n in LLAMA_LINEARS})
+    return table
+
+
+def _plot(report: Report, w4a4, fit, spec: GridSpec) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
+    pts = [e for e in w4a4 if e["delta"] > 0]
+    N = np.array([e["N"] for e in pts], float)
+    D = np.array([e["D"] for e in pts], float)
+    G = np.array([e["G"] for e in pts], float)
+    y = np.array([e["delta"] for e in pts], float)
+    for ax, x, label, others in ((axes[0], N, "N (non-embedding parameters)", (D, G)), (axes[1], D, "D (tokens)", (N, G)), (axes[2], G, "G (group size)", (N, D))):
+        keys = sorted(set(zip(*[o.tolist() for o in others], strict=True)))
+        for key in keys:
+            mask = np.all([o == k for o, k in zip(others, key, strict=True)], axis=0)
+            order = np.argsort(x[mask])
+            line = ax.plot(x[mask][order], y[mask][order], "o", ms=4)[0]
+            if fit is not None:
+                grid = np.geomspace(x[mask].min(), x[mask].max(), 20)
+                args = {"N": (grid, *key), "D": (key[0], grid, key[1]), "G": (*key, grid)}[label[0]]
+                ax.plot(grid, fit.law.predict(*args), "-", color=line.get_color(), lw=1)
+        ax.set(xscale="log", yscale="log", xlabel=label, ylabel="delta W4A4 (nats)")
+    fig.suptitle("W4A4 QAT error: points measured, lines the fitted unified law", fontsize=10)
+    fig.tight_layout()
+    report.save_figure(fig, "delta_vs_N_D_G.png")
+
+
+def _summary(report, records, errors, fits, seed) -> None:
+    lines = []
+    w = fits.get("W4A4")
+    if w is not None:
+        for name in ("gN", "gD", "gG"):
+            lo, hi = w.ci.get(name, (float("nan"), float("nan")))
+            sign = "> 0" if lo > 0 else ("< 0" if hi < 0 else "CI contains 0")
+            lines.append(f"W4A4 {name} = {getattr(w.law, name):.3g} [{lo:.3g}, {hi:.3g}] ({sign})")
+    if "W4A16" in fits and "W16A4" in fits:
+        lines.append(f"gD weight (W4A16) = {fits['W4A16'].law.gD:.3g} vs activation (W16A4) = {fits['W16A4'].law.gD:.3g}")
+    by = {}
+    for e in errors:
+        by.setdefault((e["scheme"], e["G"]), []).append(e["delta"])
+    for a, b in (("W16A4", "W16A4-FC2A8"), ("W16A4", "W16A4-FC2had")):
+        if (a, 32) in by and (b, 32) in by:
+            da, db = np.mean(by[(a, 32)]), np.mean(by[(b, 32)])
+            lines.append(f"mean delta {b} G=32 {db:.4f} vs {a} {da:.4f} ({100 * (db / da - 1):+.0f}%)")
+    if ("W4A16", 32) in by and ("W16A4-FC2A8", 32) in by:
+        lines.append(
+            f"G=32: delta_W (W4A16) {np.mean(by[('W4A16', 32)]):.4f}, delta_A (W16A4) "
+            f"{np.mean(by.get(('W16A4', 32), [np.nan])):.4f}, delta_A with FC2-A8 {np.mean(by[('W16A4-FC2A8', 32)]):.4f}"
+        )
+    worst = {}
+    for r in records:
+        if r["scheme"] == "FP" and r["seed"] == seed and "act_stats" in r:
+            k = max(r["act_stats"], key=lambda n: r["act_stats"][n]["kurtosis"])
+            worst[r["size"]] = k.split(".")[-1]
+    if worst:
+        lines.append("largest input kurtosis: " + ", ".join(f"{s}: {k}" for s, k in worst.items()))
+    noise = _seed_noise(records, seed)
+    if noise is not None:
+        lines.append(f"FP seed noise |L(seed {seed}) - L(other seed)|: mean {noise:.4f} nats")
+    report.note("Summary (from this run): " + " | ".join(lines))
+
+
+def _seed_noise(records, seed) -> float | None:
+    base = {(r["size"], r["D"]): r["val_loss"] for r in records if r["scheme"] == "FP" and r["seed"] == seed}
+    diffs = [abs(r["val_loss"] - base[(r["size"], r["D"])]) for r in records if r["scheme"] == "FP" and r["seed"] != seed and (r["size"], r["D"]) in base]
+    return float(np.mean(diffs)) if diffs else None

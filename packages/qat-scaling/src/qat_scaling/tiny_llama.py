@@ -29,11 +29,11 @@ class LlamaSize:
         return analytic_params(self.hidden, self.layers, self.ffn)
 
 
-#: The CPU grid (FFN sizes are powers of two so the Hadamard anchor applies to FC2).
+#: The CPU grid: widths divisible by G <= 32, FFN sizes powers of two (Hadamard anchor on FC2).
 SIZES: dict[str, LlamaSize] = {
     "s32": LlamaSize(32, 2, 64, 2),
-    "s48": LlamaSize(48, 2, 128, 3),
-    "s64": LlamaSize(64, 3, 128, 4),
+    "s32x3": LlamaSize(32, 3, 128, 2),
+    "s64": LlamaSize(64, 2, 128, 4),
     "s96": LlamaSize(96, 3, 256, 4),
     "s128": LlamaSize(128, 4, 256, 4),
 }

@@ -1,0 +1,271 @@
+"""The N x D x G x scheme grid of paired QAT runs, resumable, written as JSONL.
+
+Paper: "Scaling Law for Quantization-Aware Training", Chen et al., arXiv 2505.14302 (268
+QAT runs over N, D, G; here a CPU-sized grid).
+
+1. Paired runs: every scheme of one size starts from the same initial weights (seed) and sees
+   the same sequence of training batches, so ``delta = L_QAT - L_FP`` is not blurred by seed
+   noise -> :func:`train_run`.
+2. Several D per run: a warmup-stable-decay schedule; at each budget ``D_i`` a decay branch
+   starts at ``(1 - f) D_i`` from a snapshot of the stable phase, is evaluated on the fixed
+   validation windows, and the main run resumes from the snapshot (Hagele et al. 2024)
+   -> :func:`train_run`.
+3. Grid specification and presets ``smoke`` (tests), ``small`` (quick reproduce, a few
+   minutes), ``medium`` (the full CPU reproduce) -> :class:`GridSpec`, :data:`PRESETS`,
+   :func:`run_grid`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import torch
+from icml26_shared.progress import progress
+
+from .lm_module import QATLanguageModel, TextDataModule, activation_statistics
+from .tiny_llama import SIZES
+
+
+@dataclass(frozen=True)
+class GridSpec:
+    """What to train: sizes x schemes x group sizes, each run yielding every token budget.
+
+    Args:
+        sizes: Names in :data:`qat_scaling.tiny_llama.SIZES`.
+        budgets: Token budgets D as numbers of optimizer steps (tokens = steps x batch x seq).
+        runs: ``(scheme, G)`` pairs trained for every size (``("FP", 0)`` is the baseline).
+        batch_size, seq_len, lr, warmup_steps, decay_fraction: Training settings.
+        val_batches: Fixed validation batches (``val_batches x batch_size`` windows).
+        corpus: ``stdlib`` or ``markov``; ``corpus_kwargs`` go to the corpus.
+        seed: Seed of weights and data order, shared by the paired runs.
+        noise_seeds: Extra FP seeds per size, to measure seed noise of the loss.
+        stats_bits: Bits of the activation-statistics quantiser (FP runs).
+
+    Examples:
+        >>> spec = PRESETS["smoke"]
+        >>> spec.tokens(spec.budgets[-1]) == spec.budgets[-1] * spec.batch_size * spec.seq_len
+        True
+    """
+
+    sizes: tuple[str, ...]
+    budgets: tuple[int, ...]
+    runs: tuple[tuple[str, int], ...]
+    batch_size: int = 8
+    seq_len: int = 128
+    lr: float = 3e-3
+    warmup_steps: int = 20
+    decay_fraction: float = 0.25
+    val_batches: int = 8
+    corpus: str = "stdlib"
+    corpus_kwargs: dict = field(default_factory=dict)
+    seed: int = 0
+    noise_seeds: tuple[int, ...] = ()
+    stats_bits: int = 4
+
+    def __post_init__(self) -> None:
+        unknown = [s for s in self.sizes if s not in SIZES]
+        if unknown:
+            raise ValueError(f"unknown size(s) {unknown}; choose from {', '.join(SIZES)}")
+        if sorted(self.budgets) != list(self.budgets) or not self.budgets or self.budgets[0] <= 0:
+            raise ValueError(f"budgets must be increasing positive step counts, got {self.budgets}")
+        if not any(s == "FP" for s, _ in self.runs):
+            raise ValueError("the grid needs an FP run to pair the QAT runs with")
+
+    def tokens(self, steps: int) -> int:
+        """Training tokens D after ``steps`` optimizer steps."""
+        return steps * self.batch_size * self.seq_len
+
+    def jobs(self) -> list[dict]:
+        """Every run of the grid as ``{size, scheme, G, seed}``."""
+        out = []
+        for size in self.sizes:
+            for scheme, g in self.runs:
+                out.append({"size": size, "scheme": scheme, "G": g, "seed": self.seed})
+            for s in self.noise_seeds:
+                out.append({"size": size, "scheme": "FP", "G": 0, "seed": s})
+        return out
+
+
+_G3 = (8, 16, 32)
+PRESETS: dict[str, GridSpec] = {
+    "smoke": GridSpec(
+        sizes=("s32",), budgets=(6, 12), runs=(("FP", 0), ("W4A4", 8), ("W4A4", 32)),
+        batch_size=4, seq_len=32, warmup_steps=2, val_batches=2,
+        corpus="markov", corpus_kwargs={"vocab": 32, "train_tokens": 20_000, "val_tokens": 4_000},
+    ),
+    "small": GridSpec(
+        sizes=("s32", "s32x3"), budgets=(25, 50),
+        runs=(("FP", 0), ("W4A4", 8), ("W4A4", 32), ("W4A16", 32), ("W16A4", 32), ("W16A4-FC2A8", 32)),
+        seq_len=64, warmup_steps=5, val_batches=4, corpus_kwargs={"max_bytes": 2_000_000},
+    ),
+    "medium": GridSpec(
+        sizes=("s32", "s32x3", "s64"), budgets=(50, 100, 200),
+        runs=(("FP", 0),)
+        + tuple(("W4A4", g) for g in _G3)
+        + tuple((s, g) for s in ("W4A16", "W16A4") for g in (8, 32))
+        + (("W4A4-FC2A8", 32), ("W16A4-FC2A8", 32), ("W16A4-FC2had", 32)),
+        val_batches=12, noise_seeds=(1,),
+    ),
+}
+
+
+def run_id(job: dict) -> str:
+    """A stable name of one run."""
+    return f"{job['size']}-{job['scheme']}-G{job['G']}-seed{job['seed']}"
+
+
+@torch.no_grad()
+def evaluate(module: QATLanguageModel, batches: list[torch.Tensor]) -> float:
+    """Token-weighted mean validation loss (nats)."""
+    module.eval()
+    total, count = 0.0, 0
+    for b in batches:
+        total += float(module.loss(b)) * b.shape[0]
+        count += b.shape[0]
+    module.train()
+    return total / count
+
+
+def train_run(spec: GridSpec, job: dict, data: TextDataModule) -> list[dict]:
+    """Train one run with WSD decay branches; one record per token budget.
+
+    Each record: ``run, size, N, scheme, G, seed, steps, D, val_loss, train_loss, seconds``
+    (FP runs also carry ``act_stats`` at the largest budget).
+    """
+    size = SIZES[job["size"]]
+    top = spec.budgets[-1]
+    module = QATLanguageModel(
+        size.hidden, size.layers, size.ffn, size.heads, data.corpus.vocab_size, spec.seq_len,
+        scheme=job["scheme"], group_size=job["G"] or 32, lr=spec.lr, max_steps=top,
+        warmup_steps=spec.warmup_steps, decay_fraction=spec.decay_fraction, seed=job["seed"],
+    )
+    opt_cfg = module.configure_optimizers()
+    opt = opt_cfg["optimizer"]
+    base_lrs = [g["lr"] for g in opt.param_groups]
+    val = data.val_batches()
+    branch_at = {int(round(b * (1 - spec.decay_fraction))): b for b in spec.budgets}
+    records: list[dict] = []
+    start = time.perf_counter()
+    recent: list[float] = []
+
+    def step(i: int, factor: float) -> None:
+        for g, lr in zip(opt.param_groups, base_lrs, strict=True):
+            g["lr"] = lr * factor
+        loss = module.loss(data.train_batch(i))
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"{run_id(job)}: training loss is {loss.item()} at step {i}")
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        recent.append(float(loss.detach()))
+
+    def stable(i: int) -> float:
+        return min(1.0, (i + 1) / spec.warmup_steps)
+
+    i = 0
+    while i < top:
+        if i in branch_at and branch_at[i] != top:
+            budget = branch_at[i]
+            snap = (copy.deepcopy(module.state_dict()), copy.deepcopy(opt.state_dict()))
+            for j in range(i, budget):
+                step(j, max(0.0, (budget - j) / (budget - i)) * stable(j))
+            records.append(_record(spec, job, module, budget, evaluate(module, val), recent, start))
+            module.load_state_dict(snap[0])
+            opt.load_state_dict(snap[1])
+        decay_start = min(k for k, b in branch_at.items() if b == top)
+        factor = stable(i) if i < decay_start else (top - i) / (top - decay_start) * stable(i)
+        step(i, factor)
+        i += 1
+    last = _record(spec, job, module, top, evaluate(module, val), recent, start)
+    if job["scheme"] == "FP":
+        g = max((gg for _, gg in spec.runs if gg), default=32)
+        last["act_stats"] = activation_statistics(module.model, val[0][:, :-1], spec.stats_bits, g)
+    records.append(last)
+    return records
+
+
+def _record(spec, job, module, steps, val_loss, recent, start) -> dict:
+    return {
+        "run": run_id(job), "size": job["size"], "N": module.n_params, "scheme": job["scheme"],
+        "G": job["G"], "seed": job["seed"], "steps": steps, "D": spec.tokens(steps),
+        "val_loss": val_loss, "train_loss": sum(recent[-10:]) / max(1, len(recent[-10:])),
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def load_records(path: str | Path) -> list[dict]:
+    """Read a JSONL file of run records (one JSON object per line)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"records file {str(path)!r} does not exist")
+    out = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}:{n}: not a JSON line ({err.msg})") from None
+    return out
+
+
+def run_grid(
+    spec: GridSpec, out: str | Path | None = None, resume: bool = True,
+    on_run: Callable[[str], None] | None = None,
+) -> list[dict]:
+    """Train every run of ``spec``; append records to ``out`` (JSONL); skip finished runs.
+
+    Returns all records (those read back from ``out`` included).
+    """
+    torch.set_num_threads(1)
+    data = TextDataModule(
+        spec.corpus, spec.seq_len, spec.batch_size, train_batches=spec.budgets[-1],
+        val_batches=spec.val_batches, seed=spec.seed, corpus_kwargs=dict(spec.corpus_kwargs),
+    )
+    data.setup("fit")
+    records: list[dict] = []
+    done: set[str] = set()
+    if out is not None:
+        out = Path(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if resume and out.exists():
+            records = load_records(out)
+            counts: dict[str, int] = {}
+            for r in records:
+                counts[r["run"]] = counts.get(r["run"], 0) + 1
+            done = {r for r, c in counts.items() if c >= len(spec.budgets)}
+            records = [r for r in records if r["run"] in done]
+        elif out.exists():
+            out.unlink()
+    jobs = [j for j in spec.jobs() if run_id(j) not in done]
+    for job in progress(jobs, desc="QAT runs", total=len(jobs)):
+        new = train_run(spec, job, data)
+        records.extend(new)
+        if out is not None:
+            with out.open("a") as fh:
+                for r in new:
+                    fh.write(json.dumps(r) + "\n")
+        if on_run is not None:
+            on_run(run_id(job))
+    return records
+
+
+def spec_dict(spec: GridSpec) -> dict:
+    """JSON-ready description of a spec."""
+    return asdict(spec)
+
+
+def spec_hash(spec: GridSpec) -> str:
+    """Short hash of a spec (names the JSONL file so that runs of other specs are not mixed)."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps(asdict(spec), sort_keys=True).encode()).hexdigest()[:10]
+
+
+def with_overrides(spec: GridSpec, **kwargs) -> GridSpec:
+    """A copy of ``spec`` with some fields replaced."""
+    return replace(spec, **kwargs)
