@@ -1,5 +1,6 @@
-"""The weakprior command line: help, and one clear line for bad input."""
+"""The weakprior command line: help, package commands, and one clear line for bad input."""
 
+import pytest
 from weakprior.cli import main
 from weakprior.paper import PAPER
 
@@ -7,7 +8,17 @@ from weakprior.paper import PAPER
 def test_help_lists_commands(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert "reproduce" in out
+    for cmd in (
+        "fit",
+        "validate",
+        "test",
+        "predict",
+        "reproduce",
+        "reconstruct",
+        "correlation",
+        "posterior",
+    ):
+        assert cmd in out
     assert PAPER.title in out
 
 
@@ -16,3 +27,109 @@ def test_unknown_command_exits_2(capsys):
     err = capsys.readouterr().err
     assert "unknown command" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--keep_ratio", "0"], "keep_ratio must lie in (0, 1]"),
+        (["--keep_ratio", "1.5"], "keep_ratio must lie in (0, 1]"),
+        (["--sigma", "-0.1"], "sigma must be >= 0"),
+        (["--lpips", "--solver", "tv"], "vgg16-397923af.pth"),
+        (["--solver", "nope"], "solver"),
+        (["--checkpoint", "missing.ckpt"], "does not exist"),
+        (["--image", "missing.png", "--solver", "tv"], "does not exist"),
+    ],
+)
+def test_reconstruct_bad_input_one_line(capsys, monkeypatch, tmp_path, args, message):
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+    assert main(["reconstruct", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_reconstruct_own_image(capsys, tmp_path):
+    from PIL import Image
+
+    path = tmp_path / "x.png"
+    Image.new("L", (8, 8), color=128).save(path)
+    assert (
+        main(
+            [
+                "reconstruct",
+                "--image",
+                str(path),
+                "--solver",
+                "tv",
+                "--image_size",
+                "8",
+                "--iterations",
+                "20",
+            ]
+        )
+        == 0
+    )
+    assert "PSNR" in capsys.readouterr().out
+
+
+def test_reconstruct_tv_and_correlation_and_posterior(capsys):
+    assert (
+        main(
+            [
+                "reconstruct",
+                "--solver",
+                "tv",
+                "--n_images",
+                "2",
+                "--image_size",
+                "8",
+                "--iterations",
+                "20",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "PSNR missing" in out
+    assert (
+        main(
+            [
+                "correlation",
+                "--domain",
+                "digits",
+                "--n",
+                "16",
+                "--image_size",
+                "8",
+                "--max_offset",
+                "2",
+            ]
+        )
+        == 0
+    )
+    assert "k=2" in capsys.readouterr().out
+    assert (
+        main(
+            [
+                "posterior",
+                "--n_images",
+                "2",
+                "--image_size",
+                "8",
+                "--keep_ratios",
+                "[0.5]",
+                "--prior",
+                "digits",
+            ]
+        )
+        == 0
+    )
+    assert "keep 0.5" in capsys.readouterr().out
+
+
+def test_fit_smoke_config(tmp_path):
+    from pathlib import Path
+
+    config = Path(__file__).parents[1] / "configs" / "smoke.yaml"
+    assert main(["fit", "--config", str(config), "--trainer.default_root_dir", str(tmp_path)]) == 0

@@ -68,7 +68,7 @@ def reconstruct(
         n_images: Number of held-out images.
         image_size: Image side in pixels.
         prior_steps: Training steps of the prior when it is not cached.
-        iterations: Optimisation steps of the weak / DMPlug solvers.
+        iterations: Optimisation steps of the weak / DMPlug / TV solvers.
         lr: Their learning rate.
         dps_steps: DDPM steps of DPS.
         lpips: Also report LPIPS (needs cached pretrained weights).
@@ -84,7 +84,10 @@ def reconstruct(
     from weakprior.total_variation import TVSolver
 
     if lpips:
-        require_lpips()
+        try:
+            require_lpips()
+        except RuntimeError as err:
+            raise UsageError(str(err)) from None
     check_sigma(sigma)
     if not 0.0 < keep_ratio <= 1.0:
         raise UsageError(f"keep_ratio must lie in (0, 1], got {keep_ratio}")
@@ -111,7 +114,7 @@ def reconstruct(
             )
         model.requires_grad_(False)
     if solver == "tv":
-        est = TVSolver(op, seed=seed).solve(y, tuple(x.shape)).x
+        est = TVSolver(op, iterations=iterations, seed=seed).solve(y, tuple(x.shape)).x
     elif solver == "dps":
         zeta = 0.5 if operator in ("random", "box") else 0.3
         est = DPSSolver(model.eps, op, zeta, dps_steps, seed=seed).solve(y, tuple(x.shape)).x

@@ -63,8 +63,8 @@ class NoiseOptimisationSolver:
     >>> from weakprior.operators import MatrixOperator
     >>> prior = GaussianPrior(torch.zeros(4), torch.eye(4))
     >>> op = MatrixOperator(torch.eye(4))
-    >>> solver = NoiseOptimisationSolver(FewStepDDIM(prior.eps, clip=False), op, iterations=200,
-    ...                                  lr=0.05, early_stop="none")
+    >>> solver = NoiseOptimisationSolver(FewStepDDIM(prior.eps, clip=False), op, "adam", "none",
+    ...                                  iterations=200, lr=0.05)
     >>> y = torch.tensor([[0.5, -0.5, 1.0, 0.0]])
     >>> (solver.solve(y).x - y).abs().max().item() < 0.05
     True
@@ -124,7 +124,7 @@ class NoiseOptimisationSolver:
         )
         x = None
         it = 0
-        for it in range(1, self.iterations + 1):
+        for it in range(1, self.iterations + 1):  # noqa: B007 - used after the loop
             opt.zero_grad(set_to_none=True)
             x = self.generator(z)
             resid = self.operator(x) - y

@@ -77,10 +77,10 @@ FULL = Setting(
     priors=("faces", "digits", "natural", "textures", "under-trained"),
     keeps=(0.1, 0.3, 0.5, 0.7, 0.9),
     extra_ops=("box", "blur", "sr2"),
-    n_images=12,
-    prior_steps=2000,
-    iterations=200,
-    dps_steps=250,
+    n_images=8,
+    prior_steps=1500,
+    iterations=150,
+    dps_steps=200,
 )
 
 

@@ -1,0 +1,46 @@
+"""Lightning parts: the shared contract, the data module, the cached prior training."""
+
+import torch
+from icml26_shared.contract import check_contract
+from weakprior.ddim import FewStepDDIM
+from weakprior.prior_module import DDPMPriorModule, ImageDomainDataModule, train_prior
+
+
+def test_shared_contract(tmp_path):
+    result = check_contract(
+        lambda: DDPMPriorModule(image_size=8, width=8),
+        lambda: ImageDomainDataModule("digits", image_size=8, batch_size=8, val_size=8),
+        tmp_path,
+        forward_fn=lambda m, batch: m(batch[0], torch.arange(batch[0].shape[0]) * 100),
+    )
+    assert result.output.shape == (8, 1, 8, 8)
+
+
+def test_datamodule_domains_and_range():
+    for domain in ("faces", "digits"):
+        dm = ImageDomainDataModule(domain, image_size=8, batch_size=4, val_size=4)
+        dm.setup("fit")
+        x = next(iter(dm.train_dataloader()))[0]
+        assert x.shape == (4, 1, 8, 8) and x.min() >= -1 and x.max() <= 1
+        assert len(dm.val_set) == 4
+
+
+def test_train_prior_caches_and_lowers_the_loss(tmp_path):
+    a = train_prior("digits", 30, image_size=8, width=8, batch_size=16, cache=tmp_path)
+    files = list(tmp_path.glob("prior-digits-*.pt"))
+    assert len(files) == 1
+    b = train_prior("digits", 30, image_size=8, width=8, batch_size=16, cache=tmp_path)
+    for p, q in zip(a.parameters(), b.parameters(), strict=True):
+        assert torch.equal(p, q)  # loaded from the cache
+    untrained = DDPMPriorModule(image_size=8, width=8)
+    x = ImageDomainDataModule("digits", image_size=8)
+    x.setup()
+    batch = x.val_set.tensors[0][:32]
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        trained_loss = a._loss(batch, gen)
+        gen = torch.Generator().manual_seed(0)
+        base_loss = untrained._loss(batch, gen)
+    assert trained_loss < base_loss
+    samples = FewStepDDIM(a.eps)(torch.randn(4, 1, 8, 8))
+    assert samples.shape == (4, 1, 8, 8) and samples.abs().max() <= 1.0 + 1e-5
