@@ -79,3 +79,15 @@ def test_few_calibration_tokens_warn(tiny):
     few = byte_sequences(stdlib_text("train", SPEC.train_bytes), 8, 4)  # 32 tokens < 64 features
     with pytest.warns(UserWarning, match="rank-deficient"):
         quantize_model(model, few, 3.0)
+
+
+def test_damping_reaches_every_layer(tiny):
+    model, cal, _ = tiny
+    lo = quantize_model(model, cal, 3.0, "watersic", rate_control=False)
+    hi = quantize_model(model, cal, 3.0, "watersic", rate_control=False, damping=1e-2)
+    for name, q in hi.layers.items():
+        # delta = damping * mean diag; the first layers see the same inputs, so 100x exactly
+        ratio = q.info["damping_delta"] / lo.layers[name].info["damping_delta"]
+        assert ratio > 10
+    with pytest.raises(ValueError, match="damping"):
+        quantize_model(model, cal, 3.0, "watersic", damping=-1.0)

@@ -360,6 +360,7 @@ def quantize_model(
     accounting: str = "pooled",
     group_size: int | None = None,
     rescalers: bool = True,
+    damping: float | None = None,
     inplace: bool = False,
 ) -> QuantizedArtifact:
     """Quantize every linear layer of the model's repeated blocks, block by block.
@@ -391,6 +392,10 @@ def quantize_model(
         count it does not divide uses one group per row (its ``group_size`` is in the summary).
     rescalers:
         WaterSIC row/column rescalers.
+    damping:
+        Damping (fraction of the mean diagonal) for WaterSIC / GPTQ / Huffman-GPTQ; None uses
+        each method's default (WaterSIC 1e-4, GPTQ 1e-2). Raise it for WaterSIC when the
+        calibration set has few tokens per input feature.
     inplace:
         Quantize ``model`` itself instead of a copy.
 
@@ -478,7 +483,7 @@ def quantize_model(
                 )
                 q = _quantize_layer(
                     method, W, S, Sh, Sx, Rx if (use_res and name in res_names) else None,
-                    layer_rate, drift_correction, accounting, group_size, rescalers,
+                    layer_rate, drift_correction, accounting, group_size, rescalers, damping,
                 )  # fmt: skip
                 controller.spend(W.numel(), q.rate)
                 artifact.layers[full] = q
@@ -490,16 +495,19 @@ def quantize_model(
     return artifact
 
 
-def _quantize_layer(method, W, S, Sh, Sx, Rx, rate, drift, accounting, group_size, rescalers):
+def _quantize_layer(
+    method, W, S, Sh, Sx, Rx, rate, drift, accounting, group_size, rescalers, damping=None
+):
+    damp = {} if damping is None else {"damping": float(damping)}
     if method == "watersic":
         if drift:
             return quantize_matrix(
                 W, S, rate=rate, sigma_hat=Sh, sigma_cross=Sx, residual_cross=Rx,
-                accounting=accounting, rescalers=rescalers,
+                accounting=accounting, rescalers=rescalers, **damp,
             )  # fmt: skip
-        return quantize_matrix(W, Sh, rate=rate, accounting=accounting, rescalers=rescalers)
+        return quantize_matrix(W, Sh, rate=rate, accounting=accounting, rescalers=rescalers, **damp)
     if method == "huffman-gptq":
-        return huffman_gptq(W, Sh, rate=rate)
+        return huffman_gptq(W, Sh, rate=rate, **damp)
     bits = max(1, min(16, round(rate)))
     if group_size and W.shape[1] % group_size != 0:
         group_size = None  # documented: a layer the group size does not divide uses row groups
@@ -513,7 +521,7 @@ def _quantize_layer(method, W, S, Sh, Sx, Rx, rate, drift, accounting, group_siz
 
         return quanto_quantize(W, Sh, bits=bits)
     if method == "gptq":
-        return gptq_quantize(W, Sh, bits=bits, group_size=group_size)
+        return gptq_quantize(W, Sh, bits=bits, group_size=group_size, **damp)
     return rtn_quantize(W, Sh, bits=bits, group_size=group_size)
 
 

@@ -447,9 +447,10 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
         report.note(
             f"Anchors not installed, skipped: {', '.join(missing)} (pip install 'watersic[bench]')."
         )
-    synthetic_section(report, quick, seed)
-    minilm_section(report, quick, seed)
-    tiny_lm_section(report, quick, seed)
+    # Written after every section, so an interrupted run keeps the sections it finished.
+    for section in (synthetic_section, minilm_section, tiny_lm_section):
+        section(report, quick, seed)
+        report.write()
     report.note(
         "Setting: CPU only, offline; synthetic layers, a real pretrained MiniLM encoder and a "
         "tiny byte-level Llama trained here stand in for the paper's Llama/Qwen models and "
