@@ -37,7 +37,20 @@ def _law_rows(g_values=(8, 16, 32)):
 
 def test_fit_law_on_csv_and_predict(tmp_path, capsys):
     out = tmp_path / "fit.json"
-    assert main(["fit-law", "--runs", str(_csv(tmp_path, _law_rows())), "--bootstrap", "20", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "fit-law",
+                "--runs",
+                str(_csv(tmp_path, _law_rows())),
+                "--bootstrap",
+                "20",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "gN: 0.3" in text and "held-out (unified)" in text
     assert main(["predict-law", "--N", "2e4", "--D", "1e5", "--G", "8", "--fit", str(out)]) == 0
@@ -48,27 +61,81 @@ def test_bad_inputs_give_one_line_and_exit_2(tmp_path, capsys):
     cases = [
         ["fit-law", "--runs", str(tmp_path / "missing.csv")],
         ["fit-law", "--runs", str(_csv(tmp_path, _law_rows((1, 8))))],
-        ["fit-law", "--runs", str(_csv(tmp_path, [r[:3] + (-1.0,) for r in _law_rows()])), "--strict", "true"],
+        [
+            "fit-law",
+            "--runs",
+            str(_csv(tmp_path, [r[:3] + (-1.0,) for r in _law_rows()])),
+            "--strict",
+            "true",
+        ],
         ["fit-law", "--runs", str(_csv(tmp_path, [(1e4, 1e5, 8, 0.1), (1e4, 2e5, 16, 0.2)] * 3))],
-        ["predict-law", "--N", "1e4", "--D", "1e5", "--G", "1", "--k", "1", "--gN", "1", "--gD", "1", "--gG", "1"],
+        [
+            "predict-law",
+            "--N",
+            "1e4",
+            "--D",
+            "1e5",
+            "--G",
+            "1",
+            "--k",
+            "1",
+            "--gN",
+            "1",
+            "--gD",
+            "1",
+            "--gG",
+            "1",
+        ],
         ["sweep", "--preset", "huge"],
         ["outliers", "--ckpt", str(tmp_path / "none.ckpt")],
     ]
     for args in cases:
         assert main(args) == 2, args
         err = capsys.readouterr().err.strip()
-        assert err.startswith("qat-scaling: error:") and "\n" not in err and "Traceback" not in err, (args, err)
+        assert (
+            err.startswith("qat-scaling: error:") and "\n" not in err and "Traceback" not in err
+        ), (args, err)
 
 
 def test_fp16_fit_on_cpu_is_one_line_error(tmp_path, capsys):
     args = [
-        "fit", "--model.hidden", "32", "--model.layers", "1", "--model.ffn", "64", "--model.vocab_size", "32",
-        "--model.seq_len", "16", "--model.group_size", "8", "--data.corpus", "markov",
-        "--data.seq_len", "16", "--data.batch_size", "2", "--data.train_batches", "2", "--data.val_batches", "1",
-        "--data.corpus_kwargs", '{"vocab": 32, "train_tokens": 2000, "val_tokens": 500}',
-        "--trainer.accelerator", "cpu", "--trainer.precision", "16-mixed", "--trainer.max_steps", "2",
-        "--trainer.logger", "false", "--trainer.enable_checkpointing", "false",
-        "--trainer.default_root_dir", str(tmp_path),
+        "fit",
+        "--model.hidden",
+        "32",
+        "--model.layers",
+        "1",
+        "--model.ffn",
+        "64",
+        "--model.vocab_size",
+        "32",
+        "--model.seq_len",
+        "16",
+        "--model.group_size",
+        "8",
+        "--data.corpus",
+        "markov",
+        "--data.seq_len",
+        "16",
+        "--data.batch_size",
+        "2",
+        "--data.train_batches",
+        "2",
+        "--data.val_batches",
+        "1",
+        "--data.corpus_kwargs",
+        '{"vocab": 32, "train_tokens": 2000, "val_tokens": 500}',
+        "--trainer.accelerator",
+        "cpu",
+        "--trainer.precision",
+        "16-mixed",
+        "--trainer.max_steps",
+        "2",
+        "--trainer.logger",
+        "false",
+        "--trainer.enable_checkpointing",
+        "false",
+        "--trainer.default_root_dir",
+        str(tmp_path),
     ]
     assert main(args) == 2
     assert "fp16" in capsys.readouterr().err

@@ -9,12 +9,19 @@ def _x(*shape, seed=0):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
-@pytest.mark.parametrize("rule", ["absmax", "torchao"])
 @pytest.mark.parametrize("bits", [2, 4, 8])
-def test_idempotent(bits, rule):
+def test_idempotent(bits):
     x = _x(16, 64)
-    q = fake_quantize(x, bits, 16, rule)
-    assert torch.allclose(fake_quantize(q, bits, 16, rule), q, atol=1e-6)
+    q = fake_quantize(x, bits, 16)
+    assert torch.allclose(fake_quantize(q, bits, 16), q, atol=1e-6)
+
+
+def test_torchao_rule_is_not_idempotent_with_dynamic_scales():
+    # absmax maps to 7.5 steps and is clamped to 7: the re-computed scale changes (a property of
+    # the convention, documented in the module): Q(Q(x)) != Q(x) in general
+    x = _x(16, 64)
+    q = fake_quantize(x, 4, 16, "torchao")
+    assert not torch.allclose(fake_quantize(q, 4, 16, "torchao"), q, atol=1e-6)
 
 
 def test_group_of_one_is_identity():
@@ -35,7 +42,9 @@ def test_at_most_2_to_the_b_levels_per_group(bits, rule):
 def test_scale_equivariant():
     x = _x(8, 64)
     for c in (0.01, 3.0, 250.0):
-        assert torch.allclose(fake_quantize(c * x, 4, 16), c * fake_quantize(x, 4, 16), rtol=1e-5, atol=1e-6)
+        assert torch.allclose(
+            fake_quantize(c * x, 4, 16), c * fake_quantize(x, 4, 16), rtol=1e-5, atol=1e-6
+        )
 
 
 def test_groups_are_independent():
@@ -72,7 +81,7 @@ def test_ste_gradient_is_identity():
     x = _x(4, 32).requires_grad_(True)
     w = _x(4, 32, seed=3)
     (fake_quantize(x, 4, 8) * w).sum().backward()
-    assert torch.equal(x.grad, w)
+    assert torch.allclose(x.grad, w, rtol=1e-6, atol=0)  # (w * s) / s, exact up to rounding
 
 
 def test_clipped_ste_masks_outside_range():

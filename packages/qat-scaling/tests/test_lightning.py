@@ -4,18 +4,27 @@ import pytest
 import torch
 from icml26_shared.contract import check_contract
 from qat_scaling.grid import PRESETS, run_grid
-from qat_scaling.lm_module import QATLanguageModel, TextDataModule, activation_statistics, reject_fp16_on_cpu
+from qat_scaling.lm_module import (
+    QATLanguageModel,
+    TextDataModule,
+    activation_statistics,
+    reject_fp16_on_cpu,
+)
 from qat_scaling.scaling_law import qat_error
 
 _MARKOV = {"vocab": 32, "train_tokens": 4000, "val_tokens": 1000}
 
 
 def _model():
-    return QATLanguageModel(hidden=32, layers=1, ffn=64, heads=2, vocab_size=32, seq_len=16, group_size=8)
+    return QATLanguageModel(
+        hidden=32, layers=1, ffn=64, heads=2, vocab_size=32, seq_len=16, group_size=8
+    )
 
 
 def _data():
-    return TextDataModule("markov", seq_len=16, batch_size=4, train_batches=2, val_batches=1, corpus_kwargs=_MARKOV)
+    return TextDataModule(
+        "markov", seq_len=16, batch_size=4, train_batches=2, val_batches=1, corpus_kwargs=_MARKOV
+    )
 
 
 def test_shared_contract(tmp_path):

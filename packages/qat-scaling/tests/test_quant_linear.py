@@ -2,7 +2,13 @@
 
 import pytest
 import torch
-from qat_scaling.quant_linear import QATScheme, QuantLinear, apply_qat, hadamard_matrix, quant_layers
+from qat_scaling.quant_linear import (
+    QATScheme,
+    QuantLinear,
+    apply_qat,
+    hadamard_matrix,
+    quant_layers,
+)
 from qat_scaling.tiny_llama import SIZES, analytic_params, count_params, tiny_llama
 from torch import nn
 

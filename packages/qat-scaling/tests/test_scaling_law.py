@@ -45,13 +45,18 @@ def test_noisy_recovery_and_ci_coverage_near_nominal():
         assert 0.90 <= h / reps <= 0.99, (name, h / reps)
 
 
-def test_bootstrap_interval_contains_truth():
+def test_bootstrap_interval_covers_truth_most_of_the_time():
     N, D, G = _grid()
-    delta = TRUE.predict(N, D, G) * np.exp(np.random.default_rng(1).normal(0, 0.05, len(N)))
-    fit = fit_qat_law(N, D, G, delta, bootstrap=300, seed=0)
-    for name in ("gN", "gD", "gG"):
-        lo, hi = fit.bootstrap_ci[name]
-        assert lo <= getattr(TRUE, name) <= hi
+    rng = np.random.default_rng(1)
+    hits, reps = 0, 20
+    for r in range(reps):
+        delta = TRUE.predict(N, D, G) * np.exp(rng.normal(0, 0.05, len(N)))
+        fit = fit_qat_law(N, D, G, delta, bootstrap=200, seed=r)
+        hits += all(
+            fit.bootstrap_ci[n][0] <= getattr(TRUE, n) <= fit.bootstrap_ci[n][1]
+            for n in ("gN", "gD", "gG")
+        )
+    assert hits / reps >= 0.7  # joint coverage of three ~95 % intervals, percentile bootstrap
 
 
 def test_unified_beats_n_only_on_held_out_cells_when_d_matters():
@@ -91,7 +96,7 @@ def test_chinchilla_fit_recovers_a_planted_law():
     N, D = (a.ravel() for a in np.meshgrid([1e4, 3e4, 1e5, 3e5], [1e5, 3e5, 1e6, 3e6]))
     law, rms = fit_chinchilla(N, D, true.predict(N, D))
     assert rms < 1e-3
-    assert law.E == pytest.approx(1.2, rel=0.05)
+    assert pytest.approx(1.2, rel=0.05) == law.E
     assert np.allclose(law.predict(N, D), true.predict(N, D), rtol=2e-3)
 
 

@@ -33,11 +33,21 @@ def _read_errors(runs: Path, scheme: str | None, strict: bool) -> list[dict]:
             reader = csv.DictReader(fh)
             missing = {"N", "D", "G", "delta"} - set(reader.fieldnames or [])
             if missing:
-                raise UsageError(f"{runs}: missing column(s) {sorted(missing)}; need N, D, G, delta")
+                raise UsageError(
+                    f"{runs}: missing column(s) {sorted(missing)}; need N, D, G, delta"
+                )
             rows = []
             for n, row in enumerate(reader, 2):
                 try:
-                    rows.append({"N": float(row["N"]), "D": float(row["D"]), "G": float(row["G"]), "delta": float(row["delta"]), "scheme": row.get("scheme") or "W4A4"})
+                    rows.append(
+                        {
+                            "N": float(row["N"]),
+                            "D": float(row["D"]),
+                            "G": float(row["G"]),
+                            "delta": float(row["delta"]),
+                            "scheme": row.get("scheme") or "W4A4",
+                        }
+                    )
                 except ValueError:
                     raise UsageError(f"{runs}:{n}: N, D, G and delta must be numbers") from None
     else:
@@ -49,7 +59,12 @@ def _read_errors(runs: Path, scheme: str | None, strict: bool) -> list[dict]:
     return rows
 
 
-def sweep(preset: Literal["smoke", "small", "medium"] = "smoke", out: Path = Path("runs.jsonl"), resume: bool = True, seed: int = 0) -> None:
+def sweep(
+    preset: Literal["smoke", "small", "medium"] = "smoke",
+    out: Path = Path("runs.jsonl"),
+    resume: bool = True,
+    seed: int = 0,
+) -> None:
     """Train the paired N x D x G x scheme grid and append one JSON line per (run, D).
 
     Args:
@@ -62,7 +77,12 @@ def sweep(preset: Literal["smoke", "small", "medium"] = "smoke", out: Path = Pat
 
     from .grid import PRESETS, run_grid
 
-    records = run_grid(replace(PRESETS[preset], seed=seed), out, resume=resume, on_run=lambda r: print(f"done {r}", flush=True))
+    records = run_grid(
+        replace(PRESETS[preset], seed=seed),
+        out,
+        resume=resume,
+        on_run=lambda r: print(f"done {r}", flush=True),
+    )
     print(f"{len(records)} records in {out}")
 
 
@@ -89,14 +109,21 @@ def fit_law(
     from .scaling_law import compare_laws, fit_qat_law
 
     rows = _read_errors(runs, scheme, strict)
-    args = ([r["N"] for r in rows], [r["D"] for r in rows], [r["G"] for r in rows], [r["delta"] for r in rows])
+    args = (
+        [r["N"] for r in rows],
+        [r["D"] for r in rows],
+        [r["G"] for r in rows],
+        [r["delta"] for r in rows],
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RuntimeWarning)
         fit = fit_qat_law(*args, method=method, bootstrap=bootstrap, seed=seed, strict=strict)
     for w in caught:
         print(f"warning: {w.message}")
     law = fit.law
-    print(f"{scheme}: delta = {law.k:.4g} * D^{law.gD:.4g} * (log2 G)^{law.gG:.4g} / N^{law.gN:.4g}  ({method}, n={fit.n}, R2={fit.r2:.4f})")
+    print(
+        f"{scheme}: delta = {law.k:.4g} * D^{law.gD:.4g} * (log2 G)^{law.gG:.4g} / N^{law.gN:.4g}  ({method}, n={fit.n}, R2={fit.r2:.4f})"
+    )
     for name in ("k", "gN", "gD", "gG"):
         ci = fit.ci.get(name)
         boot = fit.bootstrap_ci.get(name)
@@ -106,7 +133,9 @@ def fit_law(
             warnings.simplefilter("ignore", RuntimeWarning)
             cmp = compare_laws(*args)
         for name, m in cmp.items():
-            print(f"  held-out ({name}): RMSE log delta {m['rmse_log']:.4f}, mean |rel err| {m['mape']:.3f} over {m['cells']} cells")
+            print(
+                f"  held-out ({name}): RMSE log delta {m['rmse_log']:.4f}, mean |rel err| {m['mape']:.3f} over {m['cells']} cells"
+            )
     except ValueError as err:
         print(f"  held-out comparison skipped: {err}")
     if out is not None:
@@ -133,10 +162,21 @@ def decompose(runs: Path, bootstrap: int = 500, seed: int = 0) -> None:
         raise UsageError(f"no scheme in {runs} has enough distinct N, D and G to fit the law")
     for scheme, fit in fits.items():
         law = fit.law
-        print(f"{scheme:6s} k={law.k:.4g} gN={law.gN:.4g} {_ci(fit.ci.get('gN'))} gD={law.gD:.4g} {_ci(fit.ci.get('gD'))} gG={law.gG:.4g} {_ci(fit.ci.get('gG'))} R2={fit.r2:.3f} n={fit.n}")
+        print(
+            f"{scheme:6s} k={law.k:.4g} gN={law.gN:.4g} {_ci(fit.ci.get('gN'))} gD={law.gD:.4g} {_ci(fit.ci.get('gD'))} gG={law.gG:.4g} {_ci(fit.ci.get('gG'))} R2={fit.r2:.3f} n={fit.n}"
+        )
 
 
-def predict_law(N: float, D: float, G: int, fit: Path | None = None, k: float | None = None, gN: float | None = None, gD: float | None = None, gG: float | None = None) -> None:
+def predict_law(
+    N: float,
+    D: float,
+    G: int,
+    fit: Path | None = None,
+    k: float | None = None,
+    gN: float | None = None,
+    gD: float | None = None,
+    gG: float | None = None,
+) -> None:
     """Predict the QAT error delta at (N, D, G) from a fit JSON or explicit parameters.
 
     Args:
@@ -166,7 +206,13 @@ def predict_law(N: float, D: float, G: int, fit: Path | None = None, k: float | 
     print(f"delta({N:g}, {D:g}, {G}) = {float(law.predict(N, D, G)):.6g}")
 
 
-def outliers(ckpt: Path, bits: int = 4, group_size: int = 32, corpus: Literal["stdlib", "markov"] = "stdlib", windows: int = 8) -> None:
+def outliers(
+    ckpt: Path,
+    bits: int = 4,
+    group_size: int = 32,
+    corpus: Literal["stdlib", "markov"] = "stdlib",
+    windows: int = 8,
+) -> None:
     """Input statistics (kurtosis, max/RMS, A4 error) of every linear layer of a checkpoint.
 
     Args:
@@ -186,7 +232,15 @@ def outliers(ckpt: Path, bits: int = 4, group_size: int = 32, corpus: Literal["s
         module = QATLanguageModel.load_from_checkpoint(ckpt, map_location="cpu", weights_only=False)
     except (RuntimeError, KeyError, TypeError, EOFError) as err:
         raise UsageError(f"cannot read checkpoint {str(ckpt)!r}: {err}") from err
-    dm = TextDataModule(corpus, module.hparams.seq_len, batch_size=windows, val_batches=1, corpus_kwargs={"max_bytes": 2_000_000} if corpus == "stdlib" else {"vocab": module.hparams.vocab_size})
+    dm = TextDataModule(
+        corpus,
+        module.hparams.seq_len,
+        batch_size=windows,
+        val_batches=1,
+        corpus_kwargs={"max_bytes": 2_000_000}
+        if corpus == "stdlib"
+        else {"vocab": module.hparams.vocab_size},
+    )
     dm.setup("fit")
     batch = dm.val_batches()[0][:, :-1]
     stats = activation_statistics(module.model, batch, bits, group_size)
@@ -195,7 +249,11 @@ def outliers(ckpt: Path, bits: int = 4, group_size: int = 32, corpus: Literal["s
         print(f"{name:18s} {s['kurtosis']:9.2f} {s['max_over_rms']:8.2f} {s['rel_mse']:12.5f}")
 
 
-def benchmark(preset: Literal["smoke", "small", "medium"] = "smoke", out: Path = Path("benchmark-runs.jsonl"), seed: int = 0) -> None:
+def benchmark(
+    preset: Literal["smoke", "small", "medium"] = "smoke",
+    out: Path = Path("benchmark-runs.jsonl"),
+    seed: int = 0,
+) -> None:
     """Sweep a preset, fit the unified law per scheme and print a Markdown table.
 
     Args:
@@ -218,7 +276,9 @@ def benchmark(preset: Literal["smoke", "small", "medium"] = "smoke", out: Path =
     for (s, g), v in groups.items():
         print(f"| {s} | {g} | {sum(v) / len(v):.5f} | {len(v)} |")
     for scheme, fit in _decompose(errors).items():
-        print(f"\n{scheme}: gN={fit.law.gN:.3g} gD={fit.law.gD:.3g} gG={fit.law.gG:.3g} R2={fit.r2:.3f}")
+        print(
+            f"\n{scheme}: gN={fit.law.gN:.3g} gD={fit.law.gD:.3g} gG={fit.law.gG:.3g} R2={fit.r2:.3f}"
+        )
 
 
 def build_cli() -> PaperCLI:

@@ -133,7 +133,9 @@ class MarkovCorpus:
         n_states = vocab**order
         z = np.arange(1, vocab + 1, dtype=float) ** (-zipf)
         conc = alpha * vocab * z / z.sum()
-        self.transitions = np.stack([rng.dirichlet(conc[rng.permutation(vocab)]) for _ in range(n_states)])
+        self.transitions = np.stack(
+            [rng.dirichlet(conc[rng.permutation(vocab)]) for _ in range(n_states)]
+        )
         self.stationary = self._stationary()
         self.train = torch.from_numpy(self.sample(train_tokens, seed + 1)).long()
         self.val = torch.from_numpy(self.sample(val_tokens, seed + 2)).long()

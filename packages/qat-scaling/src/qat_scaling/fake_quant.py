@@ -16,7 +16,9 @@ Map to the paper's set-up (W4A4 QAT, Sec. 3):
 Two scale rules are offered. ``absmax`` (the default): ``s = absmax/(2^(b-1)-1)`` with the
 symmetric range ``[-(2^(b-1)-1), 2^(b-1)-1]`` (``2^b - 1`` levels). ``torchao``: torchao's
 symmetric convention ``s = absmax / ((2^b - 1)/2)`` with the full range
-``[-2^(b-1), 2^(b-1)-1]`` (``2^b`` levels). ``bits=16`` means "not quantised" (identity).
+``[-2^(b-1), 2^(b-1)-1]`` (``2^b`` levels). ``bits=16`` means "not quantised" (identity). With dynamic scales the ``absmax`` rule is
+idempotent (``Q(Q(x)) = Q(x)``: the group maximum stays on the grid's end point); the
+``torchao`` rule is not (the maximum 7.5 steps is clamped to 7, so the next scale shrinks).
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ SteRule = Literal["identity", "clipped"]
 def check_bits(bits: int) -> int:
     """Validate a bit width: one of 2..8 (integer fake quantisation) or 16 (no quantisation)."""
     if isinstance(bits, bool) or not isinstance(bits, int) or bits not in SUPPORTED_BITS:
-        raise ValueError(f"bits must be one of {list(SUPPORTED_BITS)} (16 = not quantised), got {bits!r}")
+        raise ValueError(
+            f"bits must be one of {list(SUPPORTED_BITS)} (16 = not quantised), got {bits!r}"
+        )
     return bits
 
 
@@ -43,9 +47,7 @@ def check_group_size(group_size: int, features: int | None = None) -> int:
     if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size <= 0:
         raise ValueError(f"group_size must be a positive integer, got {group_size!r}")
     if features is not None and features % group_size:
-        raise ValueError(
-            f"group_size {group_size} does not divide the {features} input features"
-        )
+        raise ValueError(f"group_size {group_size} does not divide the {features} input features")
     return group_size
 
 

@@ -94,22 +94,41 @@ class GridSpec:
 _G3 = (8, 16, 32)
 PRESETS: dict[str, GridSpec] = {
     "smoke": GridSpec(
-        sizes=("s32",), budgets=(6, 12), runs=(("FP", 0), ("W4A4", 8), ("W4A4", 32)),
-        batch_size=4, seq_len=32, warmup_steps=2, val_batches=2,
-        corpus="markov", corpus_kwargs={"vocab": 32, "train_tokens": 20_000, "val_tokens": 4_000},
+        sizes=("s32",),
+        budgets=(6, 12),
+        runs=(("FP", 0), ("W4A4", 8), ("W4A4", 32)),
+        batch_size=4,
+        seq_len=32,
+        warmup_steps=2,
+        val_batches=2,
+        corpus="markov",
+        corpus_kwargs={"vocab": 32, "train_tokens": 20_000, "val_tokens": 4_000},
     ),
     "small": GridSpec(
-        sizes=("s32", "s32x3"), budgets=(25, 50),
-        runs=(("FP", 0), ("W4A4", 8), ("W4A4", 32), ("W4A16", 32), ("W16A4", 32), ("W16A4-FC2A8", 32)),
-        seq_len=64, warmup_steps=5, val_batches=4, corpus_kwargs={"max_bytes": 2_000_000},
+        sizes=("s32", "s32x3"),
+        budgets=(25, 50),
+        runs=(
+            ("FP", 0),
+            ("W4A4", 8),
+            ("W4A4", 32),
+            ("W4A16", 32),
+            ("W16A4", 32),
+            ("W16A4-FC2A8", 32),
+        ),
+        seq_len=64,
+        warmup_steps=5,
+        val_batches=4,
+        corpus_kwargs={"max_bytes": 2_000_000},
     ),
     "medium": GridSpec(
-        sizes=("s32", "s32x3", "s64"), budgets=(50, 100, 200),
+        sizes=("s32", "s32x3", "s64"),
+        budgets=(50, 100, 200),
         runs=(("FP", 0),)
         + tuple(("W4A4", g) for g in _G3)
         + tuple((s, g) for s in ("W4A16", "W16A4") for g in (8, 32))
         + (("W4A4-FC2A8", 32), ("W16A4-FC2A8", 32), ("W16A4-FC2had", 32)),
-        val_batches=12, noise_seeds=(1,),
+        val_batches=12,
+        noise_seeds=(1,),
     ),
 }
 
@@ -140,9 +159,19 @@ def train_run(spec: GridSpec, job: dict, data: TextDataModule) -> list[dict]:
     size = SIZES[job["size"]]
     top = spec.budgets[-1]
     module = QATLanguageModel(
-        size.hidden, size.layers, size.ffn, size.heads, data.corpus.vocab_size, spec.seq_len,
-        scheme=job["scheme"], group_size=job["G"] or 32, lr=spec.lr, max_steps=top,
-        warmup_steps=spec.warmup_steps, decay_fraction=spec.decay_fraction, seed=job["seed"],
+        size.hidden,
+        size.layers,
+        size.ffn,
+        size.heads,
+        data.corpus.vocab_size,
+        spec.seq_len,
+        scheme=job["scheme"],
+        group_size=job["G"] or 32,
+        lr=spec.lr,
+        max_steps=top,
+        warmup_steps=spec.warmup_steps,
+        decay_fraction=spec.decay_fraction,
+        seed=job["seed"],
     )
     opt_cfg = module.configure_optimizers()
     opt = opt_cfg["optimizer"]
@@ -191,9 +220,16 @@ def train_run(spec: GridSpec, job: dict, data: TextDataModule) -> list[dict]:
 
 def _record(spec, job, module, steps, val_loss, recent, start) -> dict:
     return {
-        "run": run_id(job), "size": job["size"], "N": module.n_params, "scheme": job["scheme"],
-        "G": job["G"], "seed": job["seed"], "steps": steps, "D": spec.tokens(steps),
-        "val_loss": val_loss, "train_loss": sum(recent[-10:]) / max(1, len(recent[-10:])),
+        "run": run_id(job),
+        "size": job["size"],
+        "N": module.n_params,
+        "scheme": job["scheme"],
+        "G": job["G"],
+        "seed": job["seed"],
+        "steps": steps,
+        "D": spec.tokens(steps),
+        "val_loss": val_loss,
+        "train_loss": sum(recent[-10:]) / max(1, len(recent[-10:])),
         "seconds": time.perf_counter() - start,
     }
 
@@ -214,7 +250,9 @@ def load_records(path: str | Path) -> list[dict]:
 
 
 def run_grid(
-    spec: GridSpec, out: str | Path | None = None, resume: bool = True,
+    spec: GridSpec,
+    out: str | Path | None = None,
+    resume: bool = True,
     on_run: Callable[[str], None] | None = None,
 ) -> list[dict]:
     """Train every run of ``spec``; append records to ``out`` (JSONL); skip finished runs.
@@ -223,8 +261,13 @@ def run_grid(
     """
     torch.set_num_threads(1)
     data = TextDataModule(
-        spec.corpus, spec.seq_len, spec.batch_size, train_batches=spec.budgets[-1],
-        val_batches=spec.val_batches, seed=spec.seed, corpus_kwargs=dict(spec.corpus_kwargs),
+        spec.corpus,
+        spec.seq_len,
+        spec.batch_size,
+        train_batches=spec.budgets[-1],
+        val_batches=spec.val_batches,
+        seed=spec.seed,
+        corpus_kwargs=dict(spec.corpus_kwargs),
     )
     data.setup("fit")
     records: list[dict] = []

@@ -174,7 +174,10 @@ class QATLanguageModel(pl.LightningModule):
         for name, p in self.named_parameters():
             (decay if p.ndim >= 2 and "embed" not in name else no_decay).append(p)
         opt = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": hp.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+            [
+                {"params": decay, "weight_decay": hp.weight_decay},
+                {"params": no_decay, "weight_decay": 0.0},
+            ],
             lr=hp.lr,
             betas=tuple(hp.betas),
         )
@@ -226,7 +229,12 @@ class TextDataModule(pl.LightningDataModule):
         corpus_kwargs: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
-        for name, value in (("seq_len", seq_len), ("batch_size", batch_size), ("train_batches", train_batches), ("val_batches", val_batches)):
+        for name, value in (
+            ("seq_len", seq_len),
+            ("batch_size", batch_size),
+            ("train_batches", train_batches),
+            ("val_batches", val_batches),
+        ):
             if value <= 0:
                 raise ValueError(f"{name} must be positive, got {value}")
         self.save_hyperparameters()
@@ -252,17 +260,26 @@ class TextDataModule(pl.LightningDataModule):
         n = len(self.train_starts) // self.hparams.batch_size
         i = step % n
         starts = self.train_starts[i * self.hparams.batch_size : (i + 1) * self.hparams.batch_size]
-        return torch.stack([self.corpus.train[s : s + self.hparams.seq_len + 1] for s in starts.tolist()])
+        return torch.stack(
+            [self.corpus.train[s : s + self.hparams.seq_len + 1] for s in starts.tolist()]
+        )
 
     def val_batches(self) -> list[torch.Tensor]:
         """The fixed validation batches."""
         return list(self.val_dataloader())
 
     def train_dataloader(self) -> DataLoader:
-        return DataLoader(_Windows(self.corpus.train, self.hparams.seq_len, self.train_starts), batch_size=self.hparams.batch_size, shuffle=False)
+        return DataLoader(
+            _Windows(self.corpus.train, self.hparams.seq_len, self.train_starts),
+            batch_size=self.hparams.batch_size,
+            shuffle=False,
+        )
 
     def val_dataloader(self) -> DataLoader:
-        return DataLoader(_Windows(self.corpus.val, self.hparams.seq_len, self.val_starts), batch_size=self.hparams.batch_size)
+        return DataLoader(
+            _Windows(self.corpus.val, self.hparams.seq_len, self.val_starts),
+            batch_size=self.hparams.batch_size,
+        )
 
     def test_dataloader(self) -> DataLoader:
         return self.val_dataloader()
@@ -353,7 +370,9 @@ class ActivationStatsCallback(pl.Callback):
         loaders = trainer.val_dataloaders
         loader = loaders[0] if isinstance(loaders, list | tuple) else loaders
         batch = next(iter(loader)).to(pl_module.device)
-        self.latest = activation_statistics(pl_module.model, batch[:, :-1], self.bits, self.group_size)
+        self.latest = activation_statistics(
+            pl_module.model, batch[:, :-1], self.bits, self.group_size
+        )
         for name, values in self.latest.items():
             short = name.split(".")[-1]
             for key, value in values.items():

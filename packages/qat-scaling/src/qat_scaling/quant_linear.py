@@ -202,7 +202,8 @@ class QATScheme:
             self.w_bits == 16
             and self.a_bits == 16
             and all(
-                v.get("w_bits", 16) == 16 and v.get("a_bits", 16) == 16 for v in self.overrides.values()
+                v.get("w_bits", 16) == 16 and v.get("a_bits", 16) == 16
+                for v in self.overrides.values()
             )
         )
 
@@ -255,7 +256,9 @@ def apply_qat(model: nn.Module, scheme: QATScheme) -> nn.Module:
 
 
 def _plain(layer: QuantLinear) -> nn.Linear:
-    plain = nn.Linear(layer.in_features, layer.out_features, bias=layer.bias is not None, device="meta")
+    plain = nn.Linear(
+        layer.in_features, layer.out_features, bias=layer.bias is not None, device="meta"
+    )
     plain.weight = layer.weight
     plain.bias = layer.bias
     return plain

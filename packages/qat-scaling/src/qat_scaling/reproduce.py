@@ -117,7 +117,21 @@ def _delta_table(records, errors, spec, seed) -> Table:
 def _fit_table(fits) -> Table:
     table = Table(
         "Unified law delta = k D^gD (log2 G)^gG / N^gN fitted per scheme",
-        ["scheme", "k", "gN", "gN 95% CI", "gD", "gD 95% CI", "gG", "gG 95% CI", "R2", "n", "gN boot CI", "gD boot CI", "gG boot CI"],
+        [
+            "scheme",
+            "k",
+            "gN",
+            "gN 95% CI",
+            "gD",
+            "gD 95% CI",
+            "gG",
+            "gG 95% CI",
+            "R2",
+            "n",
+            "gN boot CI",
+            "gD boot CI",
+            "gG boot CI",
+        ],
         notes=(
             "OLS on log delta; 95 % intervals from the t distribution, and percentile intervals "
             "from 1000 bootstrap resamples of the runs. Points with delta <= 0 (QAT not worse "
@@ -136,10 +150,21 @@ def _fit_table(fits) -> Table:
     for scheme, fit in fits.items():
         law = fit.law
         table.add_row(
-            scheme=scheme, k=law.k, gN=law.gN, gD=law.gD, gG=law.gG, R2=fit.r2, n=fit.n,
-            **{"gN 95% CI": fmt(fit.ci, "gN"), "gD 95% CI": fmt(fit.ci, "gD"), "gG 95% CI": fmt(fit.ci, "gG"),
-               "gN boot CI": fmt(fit.bootstrap_ci, "gN"), "gD boot CI": fmt(fit.bootstrap_ci, "gD"),
-               "gG boot CI": fmt(fit.bootstrap_ci, "gG")},
+            scheme=scheme,
+            k=law.k,
+            gN=law.gN,
+            gD=law.gD,
+            gG=law.gG,
+            R2=fit.r2,
+            n=fit.n,
+            **{
+                "gN 95% CI": fmt(fit.ci, "gN"),
+                "gD 95% CI": fmt(fit.ci, "gD"),
+                "gG 95% CI": fmt(fit.ci, "gG"),
+                "gN boot CI": fmt(fit.bootstrap_ci, "gN"),
+                "gD boot CI": fmt(fit.bootstrap_ci, "gD"),
+                "gG boot CI": fmt(fit.bootstrap_ci, "gG"),
+            },
         )
     return table
 
@@ -157,12 +182,24 @@ def _holdout_table(w4a4) -> Table:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            cmp = compare_laws([e["N"] for e in w4a4], [e["D"] for e in w4a4], [e["G"] for e in w4a4], [e["delta"] for e in w4a4])
+            cmp = compare_laws(
+                [e["N"] for e in w4a4],
+                [e["D"] for e in w4a4],
+                [e["G"] for e in w4a4],
+                [e["delta"] for e in w4a4],
+            )
     except (NotIdentifiableError, ValueError) as err:
         table.notes += f" Not computed: {err}."
         return table
     for name, m in cmp.items():
-        table.add_row(law=name, **{"RMSE log delta": m["rmse_log"], "mean |rel. error|": m["mape"], "held-out cells": m["cells"]})
+        table.add_row(
+            law=name,
+            **{
+                "RMSE log delta": m["rmse_log"],
+                "mean |rel. error|": m["mape"],
+                "held-out cells": m["cells"],
+            },
+        )
     return table
 
 
@@ -173,11 +210,21 @@ def _chinchilla_table(records, seed) -> Table | None:
         ["A", "alpha", "B", "beta", "E", "RMS log residual", "points"],
     )
     try:
-        law, rms = fit_chinchilla([r["N"] for r in fp], [r["D"] for r in fp], [r["val_loss"] for r in fp])
+        law, rms = fit_chinchilla(
+            [r["N"] for r in fp], [r["D"] for r in fp], [r["val_loss"] for r in fp]
+        )
     except NotIdentifiableError as err:
         table.notes = f"Not identifiable on this grid: {err}."
         return table
-    table.add_row(A=law.A, alpha=law.alpha, B=law.B, beta=law.beta, E=law.E, points=len(fp), **{"RMS log residual": rms})
+    table.add_row(
+        A=law.A,
+        alpha=law.alpha,
+        B=law.B,
+        beta=law.beta,
+        E=law.E,
+        points=len(fp),
+        **{"RMS log residual": rms},
+    )
     return table
 
 
@@ -195,8 +242,16 @@ def _outlier_table(records, seed) -> Table:
     for r in records:
         if r["scheme"] != "FP" or r["seed"] != seed or "act_stats" not in r:
             continue
-        for stat, label in (("kurtosis", "kurtosis"), ("max_over_rms", "max/RMS"), ("rel_mse", "A4 rel. MSE")):
-            table.add_row(size=r["size"], stat=label, **{n.split(".")[-1]: r["act_stats"][n][stat] for n in LLAMA_LINEARS})
+        for stat, label in (
+            ("kurtosis", "kurtosis"),
+            ("max_over_rms", "max/RMS"),
+            ("rel_mse", "A4 rel. MSE"),
+        ):
+            table.add_row(
+                size=r["size"],
+                stat=label,
+                **{n.split(".")[-1]: r["act_stats"][n][stat] for n in LLAMA_LINEARS},
+            )
     return table
 
 
@@ -212,7 +267,11 @@ def _plot(report: Report, w4a4, fit, spec: GridSpec) -> None:
     D = np.array([e["D"] for e in pts], float)
     G = np.array([e["G"] for e in pts], float)
     y = np.array([e["delta"] for e in pts], float)
-    for ax, x, label, others in ((axes[0], N, "N (non-embedding parameters)", (D, G)), (axes[1], D, "D (tokens)", (N, G)), (axes[2], G, "G (group size)", (N, D))):
+    for ax, x, label, others in (
+        (axes[0], N, "N (non-embedding parameters)", (D, G)),
+        (axes[1], D, "D (tokens)", (N, G)),
+        (axes[2], G, "G (group size)", (N, D)),
+    ):
         keys = sorted(set(zip(*[o.tolist() for o in others], strict=True)))
         for key in keys:
             mask = np.all([o == k for o, k in zip(others, key, strict=True)], axis=0)
@@ -237,14 +296,18 @@ def _summary(report, records, errors, fits, seed) -> None:
             sign = "> 0" if lo > 0 else ("< 0" if hi < 0 else "CI contains 0")
             lines.append(f"W4A4 {name} = {getattr(w.law, name):.3g} [{lo:.3g}, {hi:.3g}] ({sign})")
     if "W4A16" in fits and "W16A4" in fits:
-        lines.append(f"gD weight (W4A16) = {fits['W4A16'].law.gD:.3g} vs activation (W16A4) = {fits['W16A4'].law.gD:.3g}")
+        lines.append(
+            f"gD weight (W4A16) = {fits['W4A16'].law.gD:.3g} vs activation (W16A4) = {fits['W16A4'].law.gD:.3g}"
+        )
     by = {}
     for e in errors:
         by.setdefault((e["scheme"], e["G"]), []).append(e["delta"])
     for a, b in (("W16A4", "W16A4-FC2A8"), ("W16A4", "W16A4-FC2had")):
         if (a, 32) in by and (b, 32) in by:
             da, db = np.mean(by[(a, 32)]), np.mean(by[(b, 32)])
-            lines.append(f"mean delta {b} G=32 {db:.4f} vs {a} {da:.4f} ({100 * (db / da - 1):+.0f}%)")
+            lines.append(
+                f"mean delta {b} G=32 {db:.4f} vs {a} {da:.4f} ({100 * (db / da - 1):+.0f}%)"
+            )
     if ("W4A16", 32) in by and ("W16A4-FC2A8", 32) in by:
         lines.append(
             f"G=32: delta_W (W4A16) {np.mean(by[('W4A16', 32)]):.4f}, delta_A (W16A4) "
@@ -264,6 +327,14 @@ def _summary(report, records, errors, fits, seed) -> None:
 
 
 def _seed_noise(records, seed) -> float | None:
-    base = {(r["size"], r["D"]): r["val_loss"] for r in records if r["scheme"] == "FP" and r["seed"] == seed}
-    diffs = [abs(r["val_loss"] - base[(r["size"], r["D"])]) for r in records if r["scheme"] == "FP" and r["seed"] != seed and (r["size"], r["D"]) in base]
+    base = {
+        (r["size"], r["D"]): r["val_loss"]
+        for r in records
+        if r["scheme"] == "FP" and r["seed"] == seed
+    }
+    diffs = [
+        abs(r["val_loss"] - base[(r["size"], r["D"])])
+        for r in records
+        if r["scheme"] == "FP" and r["seed"] != seed and (r["size"], r["D"]) in base
+    ]
     return float(np.mean(diffs)) if diffs else None

@@ -41,7 +41,9 @@ def _as_arrays(N, D, G, delta) -> tuple[np.ndarray, ...]:
     return tuple(arrs)
 
 
-def clean_points(N, D, G, delta, strict: bool = False, need_g: bool = True) -> tuple[np.ndarray, ...]:
+def clean_points(
+    N, D, G, delta, strict: bool = False, need_g: bool = True
+) -> tuple[np.ndarray, ...]:
     """Validate fitting data; drop (with a warning) or reject (``strict``) non-positive delta.
 
     Raises ``ValueError`` on NaN / infinite values, N or D <= 0, G < 2, and
@@ -50,11 +52,15 @@ def clean_points(N, D, G, delta, strict: bool = False, need_g: bool = True) -> t
     N, D, G, delta = _as_arrays(N, D, G, delta)
     for name, a in (("N", N), ("D", D), ("G", G), ("delta", delta)):
         if not np.all(np.isfinite(a)):
-            raise ValueError(f"{name} contains NaN or infinite values ({int((~np.isfinite(a)).sum())} of {len(a)})")
+            raise ValueError(
+                f"{name} contains NaN or infinite values ({int((~np.isfinite(a)).sum())} of {len(a)})"
+            )
     if np.any(N <= 0) or np.any(D <= 0):
         raise ValueError("N and D must be positive")
     if np.any(G < 2):
-        raise ValueError(f"group size G must be >= 2 for the (log2 G) term, got {sorted(set(G[G < 2].tolist()))}")
+        raise ValueError(
+            f"group size G must be >= 2 for the (log2 G) term, got {sorted(set(G[G < 2].tolist()))}"
+        )
     bad = delta <= 0
     if bad.any():
         msg = f"{int(bad.sum())} of {len(delta)} points have delta <= 0 (QAT loss not above FP)"
@@ -124,7 +130,15 @@ class LawFit:
 
     def to_dict(self) -> dict:
         """JSON-ready dict."""
-        return {"law": asdict(self.law), "ci": self.ci, "bootstrap_ci": self.bootstrap_ci, "r2": self.r2, "rmse_log": self.rmse_log, "n": self.n, "method": self.method}
+        return {
+            "law": asdict(self.law),
+            "ci": self.ci,
+            "bootstrap_ci": self.bootstrap_ci,
+            "r2": self.r2,
+            "rmse_log": self.rmse_log,
+            "n": self.n,
+            "method": self.method,
+        }
 
 
 def _ols(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
@@ -207,7 +221,11 @@ def _bootstrap(X, y, reps, seed, method, huber_scale) -> dict[str, tuple[float, 
         Xb = X[idx]
         if np.linalg.matrix_rank(Xb) < X.shape[1]:
             continue
-        beta = _huber(Xb, y[idx], huber_scale) if method == "huber" else np.linalg.lstsq(Xb, y[idx], rcond=None)[0]
+        beta = (
+            _huber(Xb, y[idx], huber_scale)
+            if method == "huber"
+            else np.linalg.lstsq(Xb, y[idx], rcond=None)[0]
+        )
         draws.append(beta)
     if len(draws) < 10:
         return {}
@@ -242,9 +260,11 @@ def fit_n_only_law(N, G, delta) -> NOnlyLaw:
     """OLS on ``log delta = log c_G - gN log N`` (one intercept per G)."""
     N, G, delta = (np.asarray(a, dtype=float).ravel() for a in (N, G, delta))
     groups = sorted({int(g) for g in G})
-    X = np.column_stack([-np.log(N)] + [(G == g).astype(float) for g in groups])
+    X = np.column_stack([-np.log(N)] + [(g == G).astype(float) for g in groups])
     beta, *_ = np.linalg.lstsq(X, np.log(delta), rcond=None)
-    return NOnlyLaw(float(beta[0]), {g: float(np.exp(b)) for g, b in zip(groups, beta[1:], strict=True)})
+    return NOnlyLaw(
+        float(beta[0]), {g: float(np.exp(b)) for g, b in zip(groups, beta[1:], strict=True)}
+    )
 
 
 def compare_laws(N, D, G, delta, strict: bool = False) -> dict[str, dict[str, float]]:
@@ -261,7 +281,7 @@ def compare_laws(N, D, G, delta, strict: bool = False) -> dict[str, dict[str, fl
     cells = sorted(set(zip(N.tolist(), D.tolist(), strict=True)))
     used = 0
     for n, d in cells:
-        test = (N == n) & (D == d)
+        test = (n == N) & (d == D)
         train = ~test
         try:
             with warnings.catch_warnings():
@@ -273,13 +293,20 @@ def compare_laws(N, D, G, delta, strict: bool = False) -> dict[str, dict[str, fl
         if not set(G[test].tolist()) <= set(nonly.c):
             continue  # the N-only law has no constant for a G seen only in this cell
         used += 1
-        for name, pred in (("unified", uni.law.predict(N[test], D[test], G[test])), ("N-only", nonly.predict(N[test], G[test]))):
+        for name, pred in (
+            ("unified", uni.law.predict(N[test], D[test], G[test])),
+            ("N-only", nonly.predict(N[test], G[test])),
+        ):
             errs[name].extend((np.log(pred) - np.log(delta[test])).tolist())
             rel[name].extend((np.abs(pred - delta[test]) / delta[test]).tolist())
     if not used:
         raise NotIdentifiableError("no (N, D) cell can be held out with the law still identifiable")
     return {
-        name: {"rmse_log": float(np.sqrt(np.mean(np.square(errs[name])))), "mape": float(np.mean(rel[name])), "cells": used}
+        name: {
+            "rmse_log": float(np.sqrt(np.mean(np.square(errs[name])))),
+            "mape": float(np.mean(rel[name])),
+            "cells": used,
+        }
         for name in errs
     }
 
@@ -330,13 +357,18 @@ def fit_chinchilla(N, D, L, huber_delta: float = 1e-3) -> tuple[ChinchillaLaw, f
             for be0 in (0.2, 0.5, 1.0):
                 p0 = np.array([a0, al0, a0, be0, e0])
                 res = optimize.least_squares(
-                    resid, p0, loss="huber", f_scale=huber_delta,
+                    resid,
+                    p0,
+                    loss="huber",
+                    f_scale=huber_delta,
                     bounds=([-30, 0, -30, 0, -10], [50, 3, 50, 3, 5]),
                 )
                 if best is None or res.cost < best.cost:
                     best = res
     a, alpha, b, beta, e = best.x
-    law = ChinchillaLaw(float(np.exp(a)), float(alpha), float(np.exp(b)), float(beta), float(np.exp(e)))
+    law = ChinchillaLaw(
+        float(np.exp(a)), float(alpha), float(np.exp(b)), float(beta), float(np.exp(e))
+    )
     return law, float(np.sqrt(np.mean(resid(best.x) ** 2)))
 
 
@@ -379,8 +411,12 @@ def decompose(errors: Sequence[Mapping], bootstrap: int = 0, seed: int = 0) -> d
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 fits[scheme] = fit_qat_law(
-                    [r["N"] for r in rows], [r["D"] for r in rows], [r["G"] for r in rows],
-                    [r["delta"] for r in rows], bootstrap=bootstrap, seed=seed,
+                    [r["N"] for r in rows],
+                    [r["D"] for r in rows],
+                    [r["G"] for r in rows],
+                    [r["delta"] for r in rows],
+                    bootstrap=bootstrap,
+                    seed=seed,
                 )
         except NotIdentifiableError:
             continue
