@@ -1,18 +1,115 @@
-"""The wsnets command line: help, and one clear line for bad input."""
+"""The wsnets command line: help, package commands, one clear line for bad input."""
 
+from pathlib import Path
+
+import pytest
+from icml26_shared.paper import discover_papers
 from wsnets.cli import main
 from wsnets.paper import PAPER
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def _one_line_error(capsys, match):
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 1, err
+    assert match in err, err
 
 
 def test_help_lists_commands(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert "reproduce" in out
+    for cmd in (
+        "fit",
+        "validate",
+        "test",
+        "predict",
+        "reproduce",
+        "make-zoo",
+        "edit",
+        "check-equivariance",
+        "benchmark",
+    ):
+        assert cmd in out
     assert PAPER.title in out
 
 
 def test_unknown_command_exits_2(capsys):
     assert main(["no-such-command"]) == 2
-    err = capsys.readouterr().err
-    assert "unknown command" in err
-    assert "Traceback" not in err
+    _one_line_error(capsys, "unknown command")
+
+
+def test_registered_with_the_umbrella():
+    assert "wsnets" in discover_papers(broken={})
+
+
+def test_check_equivariance_command(capsys):
+    assert main(["check-equivariance", "--arch", "[2, 4, 3, 1]", "--trials", "2"]) == 0
+    out = capsys.readouterr().out
+    for name in ("dws ", "np_pe", "gmn", "canon"):
+        line = next(l for l in out.splitlines() if l.startswith(name))
+        assert line.endswith(" symmetric"), line
+    assert "NOT symmetric" in next(l for l in out.splitlines() if l.startswith("mlp "))
+
+
+def test_fit_smoke_then_edit(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("WSNETS_CACHE", str(tmp_path / "cache"))
+    ck = tmp_path / "ckpt"
+    rc = main(
+        [
+            "fit",
+            "--config",
+            str(CONFIGS / "smoke.yaml"),
+            "--trainer.enable_checkpointing",
+            "true",
+            "--trainer.default_root_dir",
+            str(ck),
+        ]
+    )
+    assert rc == 0
+    ckpt = next(ck.rglob("*.ckpt"))
+    zoo = tmp_path / "zoo"
+    assert main(["make-zoo", "--out", str(zoo), "--n", "3", "--hidden", "4", "--steps", "2"]) == 0
+    # the smoke editor is 2-4-4-1 but make-zoo made 2-4-4-1 INRs on 16x16 images: arch matches
+    assert main(["edit", "--ckpt", str(ckpt), "--inr", str(zoo)]) == 0
+    assert "edited 3 INRs with F=2" in capsys.readouterr().out
+    bad = tmp_path / "zoo8"
+    assert main(["make-zoo", "--out", str(bad), "--n", "2", "--hidden", "5", "--steps", "1"]) == 0
+    capsys.readouterr()
+    assert main(["edit", "--ckpt", str(ckpt), "--inr", str(bad)]) == 2
+    _one_line_error(capsys, "differs from the configured")
+
+
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["edit", "--ckpt", "missing.ckpt", "--inr", "."], "does not exist"),
+        (["benchmark", "--F", "0"], "F must be >= 1"),
+        (["make-zoo", "--out", "x", "--n", "0"], "n must be >= 1"),
+        (["check-equivariance", "--arch", "[2, 3]"], "at least one hidden layer"),
+        (["make-zoo", "--out", "x", "--kind", "cifar"], "kind"),
+    ],
+)
+def test_bad_input_is_one_line(capsys, argv, match):
+    assert main(argv) == 2
+    _one_line_error(capsys, match)
+
+
+def test_edit_rejects_zoo_without_variant(tmp_path, capsys):
+    (tmp_path / "zoo.pt").write_bytes(b"")
+    (tmp_path / "meta.json").write_text("{}")
+    ckpt = tmp_path / "x.ckpt"
+    ckpt.write_bytes(b"not a checkpoint")
+    assert main(["edit", "--ckpt", str(ckpt), "--inr", str(tmp_path)]) == 2
+    _one_line_error(capsys, "does not name its SIREN variant")
+
+
+def test_edit_rejects_a_broken_checkpoint(tmp_path, capsys):
+    from wsnets.inr_zoo import make_sine_zoo
+
+    make_sine_zoo(2, steps=1).save(tmp_path / "zoo")
+    ckpt = tmp_path / "x.ckpt"
+    ckpt.write_bytes(b"not a checkpoint")
+    assert main(["edit", "--ckpt", str(ckpt), "--inr", str(tmp_path / "zoo")]) == 2
+    _one_line_error(capsys, "cannot read checkpoint")

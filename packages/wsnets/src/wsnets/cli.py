@@ -1,17 +1,213 @@
-"""Command line of wsnets: ``wsnets --help``."""
+"""Command line of wsnets: ``wsnets --help``.
+
+``fit/validate/test/predict`` are LightningCLI over the task modules
+(:class:`~wsnets.tasks.INRClassifier`, :class:`~wsnets.tasks.INREditor`,
+:class:`~wsnets.tasks.WeightRegressor`) and the zoo data modules, chosen with
+``--model.class_path`` / ``--data.class_path`` (see ``configs/``); ``reproduce``; and the
+package commands ``make-zoo``, ``edit``, ``check-equivariance`` and ``benchmark``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
 
-from icml26_shared.cli import PaperCLI
+from icml26_shared.cli import PaperCLI, UsageError
 
 from .paper import PAPER
 
 
+def make_zoo(
+    out: Path,
+    kind: Literal["digits", "sine", "mlp"] = "digits",
+    n: int = 200,
+    hidden: int = 16,
+    variant: Literal["dwsnets", "sitzmann"] = "dwsnets",
+    steps: int = 300,
+    seed: int = 0,
+) -> None:
+    """Generate a weight-space zoo offline and write zoo.pt + meta.json to a folder.
+
+    Args:
+        out: Output folder.
+        kind: ``digits`` (SIRENs of scikit-learn digits), ``sine`` (1-D sine SIRENs) or
+            ``mlp`` (trained MLP classifiers labelled with their test accuracy).
+        n: Number of networks.
+        hidden: Hidden width of the networks (``mlp``: 8 is the default zoo).
+        variant: SIREN variant (``digits``/``sine``).
+        steps: Fitting steps per INR.
+        seed: Seed.
+    """
+    from wsnets.inr_zoo import make_digits_zoo, make_sine_zoo
+    from wsnets.mlp_zoo import make_mlp_zoo
+
+    if n < 1:
+        raise UsageError(f"n must be >= 1, got {n}")
+    if kind == "digits":
+        zoo = make_digits_zoo(n, hidden=hidden, variant=variant, steps=steps, seed=seed)
+    elif kind == "sine":
+        zoo = make_sine_zoo(n, hidden=hidden, variant=variant, steps=steps, seed=seed)
+    else:
+        zoo = make_mlp_zoo(n, hidden=hidden, seed=seed)
+    zoo.save(out)
+    print(f"wrote {len(zoo)} networks {list(zoo.params.arch)} to {out} ({zoo.meta})")
+
+
+def _load_editor(checkpoint: Path):
+    import pickle
+
+    from wsnets.tasks import INREditor
+
+    if not Path(checkpoint).is_file():
+        raise UsageError(f"checkpoint {str(checkpoint)!r} does not exist")
+    try:
+        return INREditor.load_from_checkpoint(
+            checkpoint, map_location="cpu", weights_only=False
+        ).eval()
+    except (RuntimeError, KeyError, TypeError, EOFError, pickle.UnpicklingError) as err:
+        raise UsageError(f"cannot read checkpoint {str(checkpoint)!r}: {err}") from err
+
+
+def edit(ckpt: Path, inr: Path, out: Path | None = None) -> None:
+    """Edit the INRs of a zoo folder with a trained editor; print (and save) the rendered edits.
+
+    Args:
+        ckpt: Checkpoint of an ``INREditor`` written by ``wsnets fit``.
+        inr: Zoo folder (``zoo.pt`` + ``meta.json``) with INRs of the editor's architecture.
+        out: Optional ``.pt`` file for the edited parameters and rendered images.
+    """
+    import torch
+
+    from wsnets.inr_zoo import load_zoo
+
+    zoo = load_zoo(inr)
+    editor = _load_editor(ckpt)
+    v = zoo.params.check_arch(editor.arch)
+    if float(zoo.meta.get("offset", editor.hparams.offset)) != float(editor.hparams.offset):
+        raise UsageError("the zoo's SIREN variant (output offset) differs from the editor's")
+    with torch.no_grad():
+        edited = editor.edit(v)
+        images = editor.render(edited)
+    size = editor.hparams.image_size
+    print(f"edited {v.batch} INRs with F={edited.channels}; rendered {size}x{size} images")
+    for i, img in enumerate(images[:10]):
+        print(f"  INR {i}: mean {float(img.mean()):.4f}  max {float(img.max()):.4f}")
+    if out is not None:
+        torch.save(
+            {
+                "weights": edited.weights,
+                "biases": edited.biases,
+                "images": images.reshape(-1, size, size),
+            },
+            out,
+        )
+        print(f"wrote {out}")
+
+
+def check_equivariance(
+    arch: list[int] | None = None,
+    model: Literal["dws", "np", "np_pe", "gmn", "mlp", "mlp_aug", "canon", "all"] = "all",
+    trials: int = 5,
+    seed: int = 0,
+) -> None:
+    """Check (in)variance of every architecture under random hidden-neuron permutations.
+
+    Args:
+        arch: Architecture of the input MLPs (default 2 16 16 1).
+        model: One family or ``all``.
+        trials: Random permutations per model.
+        seed: Seed.
+    """
+    import torch
+
+    from wsnets.architectures import MODELS, build_model
+    from wsnets.weight_space import WeightSpace
+
+    arch = list(arch or [2, 16, 16, 1])
+    if len(arch) < 3 or min(arch) < 1:
+        raise UsageError(f"arch needs at least one hidden layer and positive sizes, got {arch}")
+    names = MODELS if model == "all" else (model,)
+    torch.manual_seed(seed)
+    v = WeightSpace.random(arch, batch=4)
+    for name in names:
+        errs = {}
+        for head in ("invariant", "equivariant"):
+            net = build_model(
+                name, arch, 4 if name not in ("mlp", "mlp_aug", "canon") else 32, 2, head, 3
+            )
+            worst = 0.0
+            with torch.no_grad():
+                for t in range(trials):
+                    tau = v.batch_random_permutation(torch.Generator().manual_seed(seed + t))
+                    a, b = net(v.permute(tau)), net(v)
+                    if head == "equivariant":
+                        a, b = a.flatten(), b.permute(tau).flatten()
+                    worst = max(worst, float((a - b).abs().max() / b.abs().max().clamp_min(1e-12)))
+            errs[head] = worst
+        verdict = "symmetric" if max(errs.values()) < 1e-4 else "NOT symmetric"
+        print(
+            f"{name:8s} invariant err {errs['invariant']:.2e}  equivariant err {errs['equivariant']:.2e}  {verdict}"
+        )
+
+
+def benchmark(
+    arch: list[int] | None = None, batch: int = 32, F: int = 1, repeats: int = 3, seed: int = 0
+) -> None:
+    """Parameters and forward/backward time of every architecture's editor on one batch.
+
+    Args:
+        arch: Architecture of the input MLPs (default 2 16 16 1).
+        batch: Networks per batch.
+        F: Output-ensemble size (widths matched to the F=1 budget).
+        repeats: Timing repeats (median reported).
+        seed: Seed.
+    """
+    import torch
+    from icml26_shared.bench import time_it
+
+    from wsnets.architectures import MODELS, build_model, matched_hidden
+    from wsnets.weight_space import WeightSpace
+
+    if F < 1:
+        raise UsageError(f"the number of ensemble members F must be >= 1, got {F}")
+    arch = list(arch or [2, 16, 16, 1])
+    torch.manual_seed(seed)
+    v = WeightSpace.random(arch, batch=batch)
+    widths = {"dws": 16, "np": 16, "np_pe": 16, "gmn": 32, "mlp": 128, "mlp_aug": 128, "canon": 128}
+    for name in MODELS:
+        depth = 2 if name in ("mlp", "mlp_aug", "canon") else 3
+        h = matched_hidden(name, arch, widths[name], depth, F)
+        net = build_model(name, arch, h, depth, "equivariant", F)
+
+        def step(net=net):
+            out = net(v)
+            out.flatten().square().mean().backward()
+
+        t = time_it(step, 1, repeats)
+        print(
+            f"{name:8s} width {h:4d}  params {net.n_params():7d}  fwd+bwd {t.median * 1e3:8.1f} ms"
+        )
+
+
 def build_cli() -> PaperCLI:
-    """The package's CLI; add ``model_class``, ``datamodule_class`` and extra ``commands``."""
-    return PaperCLI(PAPER)
+    """The package's CLI."""
+    from wsnets.tasks import WeightSpaceTask
+    from wsnets.zoo_data import ZooDataModule
+
+    return PaperCLI(
+        PAPER,
+        model_class=WeightSpaceTask,
+        datamodule_class=ZooDataModule,
+        subclass_mode_model=True,
+        subclass_mode_data=True,
+        commands={
+            "make-zoo": make_zoo,
+            "edit": edit,
+            "check-equivariance": check_equivariance,
+            "benchmark": benchmark,
+        },
+    )
 
 
 def main(args: Sequence[str] | None = None) -> int:

@@ -1,0 +1,72 @@
+"""Registry of the weight-space architectures compared by the paper, and budget matching.
+
+``MODELS`` names every family: ``dws`` (DWSNets), ``np`` (NP-NFN, no positional
+encoding: over-symmetric), ``np_pe`` (NP-NFN+PE), ``gmn`` (neural-graph message passing),
+``mlp`` (flat MLP; ``mlp_aug`` is the same network trained with permutation augmentation)
+and ``canon`` (bias-sort canonicalisation + MLP). :func:`build_model` builds one;
+:func:`matched_hidden` finds the largest width whose parameter count stays within a budget
+(used to give ``F > 1`` output ensembles no more parameters than ``F = 1``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from wsnets.baselines import CanonicalMLP, FlatMLP
+from wsnets.dws import NPNFN, DWSNet, WeightSpaceNet
+from wsnets.neural_graph import GMN
+
+MODELS = ("dws", "np", "np_pe", "gmn", "mlp", "mlp_aug", "canon")
+EQUIVARIANT = ("dws", "np_pe", "gmn")
+
+
+def build_model(
+    name: str,
+    arch: Sequence[int],
+    hidden: int,
+    depth: int,
+    head: str,
+    out_dim: int,
+) -> WeightSpaceNet:
+    """Build model ``name`` (one of :data:`MODELS`).
+
+    Examples
+    --------
+    >>> build_model("dws", [2, 4, 4, 1], 4, 2, "invariant", 10).n_params() > 0
+    True
+    """
+    if name == "dws":
+        return DWSNet(arch, hidden, depth, head, out_dim)
+    if name in ("np", "np_pe"):
+        return NPNFN(arch, hidden, depth, head, out_dim, pos_enc=name == "np_pe")
+    if name == "gmn":
+        return GMN(arch, hidden, depth, head, out_dim)
+    if name in ("mlp", "mlp_aug"):
+        return FlatMLP(arch, hidden, depth, head, out_dim)
+    if name == "canon":
+        return CanonicalMLP(arch, hidden, depth, head, out_dim)
+    raise ValueError(f"unknown model {name!r}; choose from {MODELS}")
+
+
+def n_params(
+    name: str, arch: Sequence[int], hidden: int, depth: int, head: str, out_dim: int
+) -> int:
+    return build_model(name, arch, hidden, depth, head, out_dim).n_params()
+
+
+def matched_hidden(
+    name: str, arch: Sequence[int], hidden: int, depth: int, F: int, budget: int | None = None
+) -> int:
+    """Largest width ``<= hidden`` whose ``F``-output editor has at most ``budget`` parameters.
+
+    ``budget`` defaults to the parameter count of the ``F = 1`` editor at width ``hidden``
+    (the paper's matched-budget protocol).
+    """
+    if F < 1:
+        raise ValueError(f"the number of ensemble members F must be >= 1, got {F}")
+    if budget is None:
+        budget = n_params(name, arch, hidden, depth, "equivariant", 1)
+    for h in range(hidden, 0, -1):
+        if n_params(name, arch, h, depth, "equivariant", F) <= budget:
+            return h
+    raise ValueError(f"no width of {name} with F={F} fits a budget of {budget} parameters")
