@@ -106,7 +106,7 @@ def test_equivariance_error_detects_a_non_equivariant_map():
         ({"n_channels": 2, "vectors": ((0, 2),)}, "outside"),
         (
             {"n_channels": 5, "vectors": ((0, 1),), "pseudovectors": ((2, 3, 4),)},
-            "all 2D or all 3D",
+            "all be 2D or all 3D",
         ),
     ],
 )

@@ -25,10 +25,20 @@ import math
 import torch
 
 
-def wavenumbers(n: int, dtype=torch.float64) -> tuple[torch.Tensor, torch.Tensor]:
-    """Integer wavenumbers ``(ky, kx)`` of an ``rfft2`` of an ``n x n`` grid (domain 2 pi)."""
+def wavenumbers(
+    n: int, dtype=torch.float64, derivative: bool = True
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Integer wavenumbers ``(ky, kx)`` of an ``rfft2`` of an ``n x n`` grid (domain 2 pi).
+
+    With ``derivative=True`` the Nyquist wavenumber ``n/2`` is set to 0: its derivative is not
+    defined on an even grid (its sign would break the reflection symmetry every 90-degree
+    rotation contains).
+    """
     ky = torch.fft.fftfreq(n, 1.0 / n, dtype=dtype)[:, None]
     kx = torch.fft.rfftfreq(n, 1.0 / n, dtype=dtype)[None, :]
+    if derivative:
+        ky = torch.where(ky.abs() == n // 2, 0.0, ky)
+        kx = torch.where(kx.abs() == n // 2, 0.0, kx)
     return ky.expand(n, n // 2 + 1), kx.expand(n, n // 2 + 1)
 
 
@@ -145,9 +155,10 @@ class NavierStokes2D:
         ky, kx = wavenumbers(n)
         self.kx, self.ky = kx, ky
         self.k2 = kx**2 + ky**2
-        self.decay = torch.exp(-(nu * self.k2 + drag) * dt)
+        ry, rx = wavenumbers(n, derivative=False)
+        self.decay = torch.exp(-(nu * (rx**2 + ry**2) + drag) * dt)
         kmax = n // 2
-        self.dealias = (kx.abs() < 2 * kmax / 3) & (ky.abs() < 2 * kmax / 3)
+        self.dealias = (rx.abs() < 2 * kmax / 3) & (ry.abs() < 2 * kmax / 3)
         self.forcing_hat = None if forcing is None else torch.fft.rfft2(curl(forcing.double()))
 
     def _velocity_hat(self, wh: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -205,7 +216,8 @@ class Advection2D:
         self.n, self.dt = n, dt
         ky, kx = wavenumbers(n)
         self.kx, self.ky = kx, ky
-        k2 = kx**2 + ky**2
+        ry, rx = wavenumbers(n, derivative=False)
+        k2 = rx**2 + ry**2
         self.decay = torch.exp(-kappa * k2 * dt)
         self.velocity = velocity_from_vorticity(random_vorticity(batch, n, generator, 2.0, 2.0))
 
