@@ -57,19 +57,21 @@ def wrap_model(model: nn.Module, cfg: POETConfig) -> WrapReport:
     ]
     if not targets:
         raise ValueError("model has no eligible nn.Linear layer to convert to POET-X")
-    for name, mod in targets:
+    plan = []
+    for name, mod in targets:  # validate everything first: a raise leaves the model untouched
         if not mod.weight.is_floating_point():
             raise TypeError(f"layer {name!r} has integer dtype {mod.weight.dtype}; need floats")
         m, n = mod.weight.shape
-        bad = [d for d in (m, n) if d % b or b > d]
-        if bad:
+        if any(d % b or b > d for d in (m, n)):
             if cfg.on_indivisible == "raise":
                 raise ValueError(
                     f"layer {name!r} of shape ({m}, {n}) is not divisible by block_size {b} "
                     "(pass on_indivisible='skip' to leave it as nn.Linear)"
                 )
             report.skipped.append(name)
-            continue
+        else:
+            plan.append((name, mod))
+    for name, mod in plan:
         new = POETLinear(mod.weight, mod.bias, cfg, gen).to(mod.weight.device)
         parent_name, _, leaf = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model

@@ -1,0 +1,58 @@
+"""A miniature reproduce run through the CLI, and the CLI's error paths."""
+
+import json
+
+import poet_x.reproduce as rep
+import pytest
+from poet_x.cli import main
+
+TINY = rep.Setting(16, 32, 1, 2, 8, 4, 4, 2, 4, 20_000, 4, 2)
+
+
+def test_miniature_reproduce_writes_json_markdown_and_png(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(rep, "QUICK", TINY)
+    assert main(["reproduce", "--quick", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "results.json").read_text())
+    rows = {r["method"]: r for r in data["tables"][0]["rows"]}
+    assert set(rows) == set(rep.METHODS)
+    poet = rows["POET-X fast"]
+    assert poet["max rel sigma drift"] < 1e-3 < rows["AdamW"]["max rel sigma drift"]
+    assert poet["trainable params"] < rows["AdamW"]["trainable params"]
+    assert poet["optimizer state (KB)"] < rows["AdamW"]["optimizer state (KB)"]
+    assert rows["POET-X mem"]["saved activations (KB)"] < poet["saved activations (KB)"]
+    assert (tmp_path / "results.md").is_file() and list(tmp_path.glob("*.png"))
+
+
+def test_memory_command_reproduces_the_8b_arithmetic(capsys):
+    assert main(["memory", "--model", "llama_8b"]) == 0
+    out = capsys.readouterr().out
+    assert "AdamW" in out and "(OOM)" in out.split("GaLore")[0]
+    assert out.strip().split("POET-X")[1].split("(")[1].startswith("fits")
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["convert", "--hidden_size", "16", "--intermediate_size", "32", "--num_layers", "1",
+          "--block_size", "5"], "not divisible by block_size 5"),
+        (["convert", "--hidden_size", "16", "--intermediate_size", "32", "--num_layers", "1",
+          "--block_size", "1"], "block_size must be >= 2"),
+        (["convert", "--hidden_size", "16", "--intermediate_size", "32", "--num_layers", "1",
+          "--block_size", "64"], "not divisible by block_size 64"),
+        (["merge", "--checkpoint", "missing.ckpt", "--out", "x"], "does not exist"),
+        (["memory", "--block_size", "1"], "block_size must be >= 2"),
+    ],
+)  # fmt: skip
+def test_bad_input_one_line_nonzero_exit(args, match, capsys):
+    assert main(args) != 0
+    err = capsys.readouterr().err
+    assert match in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_convert_skip_reports_layers(capsys):
+    args = ["convert", "--hidden_size", "16", "--intermediate_size", "24", "--num_layers", "1",
+            "--block_size", "16", "--on_indivisible", "skip"]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "mlp.down_proj" in out.split("skipped")[1]
