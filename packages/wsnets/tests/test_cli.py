@@ -84,7 +84,7 @@ def test_fit_smoke_then_edit(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize(
     "argv, match",
     [
-        (["edit", "--ckpt", "missing.ckpt", "--inr", "."], "does not exist"),
+        (["edit", "--ckpt", "missing.ckpt", "--inr", "."], "not a zoo folder"),
         (["benchmark", "--F", "0"], "F must be >= 1"),
         (["make-zoo", "--out", "x", "--n", "0"], "n must be >= 1"),
         (["check-equivariance", "--arch", "[2, 3]"], "at least one hidden layer"),

@@ -11,7 +11,7 @@ from wsnets.weight_space import image_coords
 
 
 def test_digits_zoo_fits_the_images_and_round_trips(tmp_path):
-    zoo = make_digits_zoo(6, size=8, hidden=8, steps=60, variant="sitzmann")
+    zoo = make_digits_zoo(6, size=8, hidden=8, steps=200, lr=3e-3, variant="sitzmann")
     imgs = zoo.targets["image"]
     rend = zoo.params.render(image_coords(8), "sine", 30.0, zoo.meta["offset"])[..., 0, 0]
     fit = ((rend - imgs.reshape(6, -1)) ** 2).mean()

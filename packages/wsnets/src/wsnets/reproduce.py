@@ -123,34 +123,32 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     jobs += [(m, F) for m in st.edit_models for F in st.F_values]
     jobs += [("mlp", "edit1")]
     results: dict = {}
-    with progress(total=len(jobs), desc="wsnets reproduce") as bar:
-        for name, task in jobs:
-            w = st.widths[name]
-            torch.manual_seed(seed)
-            if task == "cls":
-                mod = INRClassifier(meta["arch"], name, w, _depth(name), 10)
-                results[(name, task)] = (fit_and_test(mod, dm_cls, st.epochs), mod.n_params(), w)
-            elif task == "sine":
-                mod = WeightRegressor(dm_sine.meta["arch"], name, w, _depth(name))
-                results[(name, task)] = (fit_and_test(mod, dm_sine, st.epochs), mod.n_params(), w)
-            elif task == "zoo":
-                mod = WeightRegressor(dm_zoo.meta["arch"], name, w, _depth(name))
-                results[(name, task)] = (fit_and_test(mod, dm_zoo, st.epochs), mod.n_params(), w)
-            else:
-                F = 1 if task == "edit1" else int(task)
-                mod = INREditor(
-                    meta["arch"],
-                    name,
-                    w,
-                    _depth(name),
-                    F=F,
-                    image_size=meta["size"],
-                    w0=meta["w0"],
-                    offset=meta["offset"],
-                )
-                res = fit_and_test(mod, dm_edit, st.edit_epochs)
-                results[(name, ("edit", F))] = (res, mod.n_params(), mod.width)
-            bar.update(1)
+    for name, task in progress(jobs, desc="wsnets reproduce", total=len(jobs)):
+        w = st.widths[name]
+        torch.manual_seed(seed)
+        if task == "cls":
+            mod = INRClassifier(meta["arch"], name, w, _depth(name), 10)
+            results[(name, task)] = (fit_and_test(mod, dm_cls, st.epochs), mod.n_params(), w)
+        elif task == "sine":
+            mod = WeightRegressor(dm_sine.meta["arch"], name, w, _depth(name))
+            results[(name, task)] = (fit_and_test(mod, dm_sine, st.epochs), mod.n_params(), w)
+        elif task == "zoo":
+            mod = WeightRegressor(dm_zoo.meta["arch"], name, w, _depth(name))
+            results[(name, task)] = (fit_and_test(mod, dm_zoo, st.epochs), mod.n_params(), w)
+        else:
+            F = 1 if task == "edit1" else int(task)
+            mod = INREditor(
+                meta["arch"],
+                name,
+                w,
+                _depth(name),
+                F=F,
+                image_size=meta["size"],
+                w0=meta["w0"],
+                offset=meta["offset"],
+            )
+            res = fit_and_test(mod, dm_edit, st.edit_epochs)
+            results[(name, ("edit", F))] = (res, mod.n_params(), mod.width)
 
     # no-edit anchor: the input INR rendered against the dilated target
     idx = dm_edit.idx["test"]

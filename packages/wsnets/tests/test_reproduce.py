@@ -1,0 +1,39 @@
+"""reproduce end to end on a tiny setting: tables, figure, no stub."""
+
+import json
+
+import pytest
+import wsnets.reproduce as rep
+from icml26_shared.results import Report
+
+TINY = rep.Setting(
+    n_images=24,
+    fit_steps=2,
+    n_sine=24,
+    n_zoo=24,
+    epochs=1,
+    edit_epochs=1,
+    F_values=(1, 2),
+    edit_models=("dws",),
+    widths={"dws": 2, "np_pe": 2, "gmn": 3, "mlp": 8, "mlp_aug": 8, "canon": 8},
+    batch_size=8,
+)
+
+
+@pytest.mark.slow
+def test_reproduce_tiny(tmp_path, monkeypatch):
+    monkeypatch.setattr(rep, "QUICK", TINY)
+    report = rep.reproduce(tmp_path, quick=True)
+    assert isinstance(report, Report)
+    report.write()
+    data = json.loads((tmp_path / "results.json").read_text())
+    main, checks, comm = data["tables"]
+    models = [r["model"] for r in main["rows"]]
+    assert "DWS" in models and "no edit (anchor)" in models
+    for row in checks["rows"]:
+        if "flat" not in row["model"]:
+            assert row["invariant head rel. error"] < 1e-4, row
+            assert row["equivariant head rel. error"] < 1e-4, row
+    for row in comm["rows"]:
+        assert row["layer linear params"] == row["commutant dim"]
+    assert (tmp_path / "edit_mse_vs_F.png").is_file()
