@@ -48,9 +48,9 @@ def test_check_equivariance_command(capsys):
     assert main(["check-equivariance", "--arch", "[2, 4, 3, 1]", "--trials", "2"]) == 0
     out = capsys.readouterr().out
     for name in ("dws ", "np_pe", "gmn", "canon"):
-        line = next(l for l in out.splitlines() if l.startswith(name))
+        line = next(li for li in out.splitlines() if li.startswith(name))
         assert line.endswith(" symmetric"), line
-    assert "NOT symmetric" in next(l for l in out.splitlines() if l.startswith("mlp "))
+    assert "NOT symmetric" in next(li for li in out.splitlines() if li.startswith("mlp "))
 
 
 def test_fit_smoke_then_edit(tmp_path, capsys, monkeypatch):

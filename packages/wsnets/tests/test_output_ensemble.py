@@ -18,8 +18,14 @@ def test_f1_is_bit_identical_to_the_plain_residual_editor():
         delta = editor.net(editor.normalise(v))  # the base model's single edit
         s = editor.ensemble.scales
         plain = WeightSpace(
-            [w + s[2 * i] * d for i, (w, d) in enumerate(zip(v.weights, delta.weights))],
-            [b + s[2 * i + 1] * d for i, (b, d) in enumerate(zip(v.biases, delta.biases))],
+            [
+                w + s[2 * i] * d
+                for i, (w, d) in enumerate(zip(v.weights, delta.weights, strict=True))
+            ],
+            [
+                b + s[2 * i + 1] * d
+                for i, (b, d) in enumerate(zip(v.biases, delta.biases, strict=True))
+            ],
         )
         expected = plain.render(image_coords(5), "sine", 30.0, 0.5)[:, :, 0, 0]
         got = editor(v.weights, v.biases)

@@ -99,7 +99,8 @@ class DWSNet(WeightSpaceNet):
         self.fixed = tuple((0, L) if fixed_labels is None else fixed_labels)
         chans = [in_channels, *[hidden] * depth]
         self.layers = nn.ModuleList(
-            EquivariantLinear(self.arch, a, b, self.fixed) for a, b in zip(chans[:-1], chans[1:])
+            EquivariantLinear(self.arch, a, b, self.fixed)
+            for a, b in zip(chans[:-1], chans[1:], strict=True)
         )
         if head == "equivariant":
             self.out = EquivariantLinear(self.arch, chans[-1], out_dim, self.fixed)
@@ -184,12 +185,12 @@ class NPNFN(DWSNet):
             return v
         B, L = v.batch, v.n_layers
         ws, bs = [], []
-        for l, (w, b) in enumerate(zip(v.weights, v.biases, strict=True)):
+        for li, (w, b) in enumerate(zip(v.weights, v.biases, strict=True)):
             pw = torch.zeros(*w.shape[:-1], self.pe_in.shape[1])
             pb = torch.zeros(*b.shape[:-1], self.pe_in.shape[1])
-            if l == 0:
+            if li == 0:
                 pw = pw + self.pe_in[None, None, :, :]
-            if l == L - 1:
+            if li == L - 1:
                 pw = pw + self.pe_out[None, :, None, :]
                 pb = pb + self.pe_out[None, :, :].expand(B, -1, -1)
             ws.append(torch.cat([w, pw], dim=-1))

@@ -38,8 +38,8 @@ from wsnets.weight_space import WeightSpace
 def block_labels(n_layers: int) -> list[tuple[int, ...]]:
     """Axis labels of the blocks in the order ``W_1, b_1, ..., W_L, b_L``."""
     out: list[tuple[int, ...]] = []
-    for l in range(1, n_layers + 1):
-        out += [(l, l - 1), (l,)]
+    for li in range(1, n_layers + 1):
+        out += [(li, li - 1), (li,)]
     return out
 
 
@@ -143,10 +143,9 @@ class EquivariantLinear(nn.Module):
                     y_letter[k] = next(letters)
                     param_axes.append(y_letter[k])
                     param_shape.append(self.arch[k])
-            elif how in ("pool", "dst"):
-                if k in y:
-                    y_letter[k] = None  # broadcast after the einsum
-                    broadcast.append(k)
+            elif how in ("pool", "dst") and k in y:
+                y_letter[k] = None  # broadcast after the einsum
+                broadcast.append(k)
         out_axes = [y_letter[k] for k in y if y_letter[k] is not None]
         mean_over = [k for k in x if x_letter[k] not in out_axes and x_letter[k] not in param_axes]
         spec = (

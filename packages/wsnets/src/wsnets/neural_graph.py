@@ -47,21 +47,21 @@ class _MessageLayer(nn.Module):
         # h[l]: (B, d_l, D) for l = 0..L; e[l]: (B, d_{l+1}, d_l, D) edges into layer l+1
         L = len(e)
         new_e = []
-        for l in range(L):
-            z = self.e_self(e[l]) + self.e_dst(h[l + 1])[:, :, None] + self.e_src(h[l])[:, None]
-            new_e.append(e[l] + self.e_out(torch.relu(z)))
+        for li in range(L):
+            z = self.e_self(e[li]) + self.e_dst(h[li + 1])[:, :, None] + self.e_src(h[li])[:, None]
+            new_e.append(e[li] + self.e_out(torch.relu(z)))
         e = new_e
         new_h = []
-        for l in range(L + 1):
-            fwd = bwd = torch.zeros_like(h[l])
-            if l > 0:  # messages from layer l-1 along edges e[l-1]
-                m = torch.relu(self.f_node(h[l - 1])[:, None] + self.f_edge(e[l - 1]))
+        for li in range(L + 1):
+            fwd = bwd = torch.zeros_like(h[li])
+            if li > 0:  # messages from layer li-1 along edges e[li-1]
+                m = torch.relu(self.f_node(h[li - 1])[:, None] + self.f_edge(e[li - 1]))
                 fwd = m.mean(dim=2)
-            if l < L:  # messages from layer l+1 along edges e[l]
-                m = torch.relu(self.b_node(h[l + 1])[:, :, None] + self.b_edge(e[l]))
+            if li < L:  # messages from layer li+1 along edges e[li]
+                m = torch.relu(self.b_node(h[li + 1])[:, :, None] + self.b_edge(e[li]))
                 bwd = m.mean(dim=1)
-            upd = self.v_out(torch.relu(self.v_in(torch.cat([h[l], fwd, bwd], dim=-1))))
-            new_h.append(h[l] + upd)
+            upd = self.v_out(torch.relu(self.v_in(torch.cat([h[li], fwd, bwd], dim=-1))))
+            new_h.append(h[li] + upd)
         return new_h, e
 
 
@@ -122,12 +122,12 @@ class GMN(WeightSpaceNet):
         """Initial node features ``h[0..L]`` and edge features ``e[0..L-1]``."""
         B, L = v.batch, v.n_layers
         h = [self.pe_in[None].expand(B, -1, -1) + self.layer_emb[0]]
-        for l, b in enumerate(v.biases):
-            node = self.node_in(b) + self.layer_emb[l + 1]
-            if l == L - 1:
+        for li, b in enumerate(v.biases):
+            node = self.node_in(b) + self.layer_emb[li + 1]
+            if li == L - 1:
                 node = node + self.pe_out[None]
             h.append(node)
-        e = [self.edge_in(w) + self.edge_emb[l] for l, w in enumerate(v.weights)]
+        e = [self.edge_in(w) + self.edge_emb[li] for li, w in enumerate(v.weights)]
         return h, e
 
     def forward(self, v: WeightSpace):

@@ -58,11 +58,12 @@ class OutputEnsemble(nn.Module):
             raise ValueError("the edited networks must have one channel")
         s = self.scales
         ws = [
-            w + s[2 * l] * d for l, (w, d) in enumerate(zip(v.weights, delta.weights, strict=True))
+            w + s[2 * li] * d
+            for li, (w, d) in enumerate(zip(v.weights, delta.weights, strict=True))
         ]
         bs = [
-            b + s[2 * l + 1] * d
-            for l, (b, d) in enumerate(zip(v.biases, delta.biases, strict=True))
+            b + s[2 * li + 1] * d
+            for li, (b, d) in enumerate(zip(v.biases, delta.biases, strict=True))
         ]
         return WeightSpace(ws, bs)
 

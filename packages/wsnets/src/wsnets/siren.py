@@ -46,10 +46,7 @@ def siren_init(
     arch = list(arch)
     ws, bs = [], []
     for layer, (d_in, d_out) in enumerate(zip(arch[:-1], arch[1:], strict=True)):
-        if layer == 0 and variant == "sitzmann":
-            bound = 1.0 / d_in
-        else:
-            bound = math.sqrt(6.0 / d_in) / w0
+        bound = 1.0 / d_in if layer == 0 and variant == "sitzmann" else math.sqrt(6.0 / d_in) / w0
         w = (torch.rand(batch, d_out, d_in, 1, generator=generator) * 2 - 1) * bound
         if variant == "dwsnets":
             b = torch.zeros(batch, d_out, 1)

@@ -57,8 +57,8 @@ class WeightSpaceTask(pl.LightningModule):
     def normalise(self, v: WeightSpace) -> WeightSpace:
         s = self.block_scale
         return WeightSpace(
-            [w / s[2 * l] for l, w in enumerate(v.weights)],
-            [b / s[2 * l + 1] for l, b in enumerate(v.biases)],
+            [w / s[2 * li] for li, w in enumerate(v.weights)],
+            [b / s[2 * li + 1] for li, b in enumerate(v.biases)],
         )
 
     def on_fit_start(self) -> None:

@@ -108,7 +108,9 @@ class WeightSpace:
 
     def n_params(self) -> int:
         """Number of scalar parameters of one network (per channel)."""
-        return sum(w.shape[1] * w.shape[2] + b.shape[1] for w, b in zip(*self.blocks()))
+        return sum(
+            w.shape[1] * w.shape[2] + b.shape[1] for w, b in zip(*self.blocks(), strict=True)
+        )
 
     def blocks(self) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         return self.weights, self.biases
