@@ -106,10 +106,13 @@ def test_rotation_invariant_on_average_over_many_slices():
         [2.0, 1.0, 0.5, 0.2], dtype=torch.float64
     )
     q, _ = torch.linalg.qr(torch.randn(4, 4, generator=g, dtype=torch.float64))
-    a = draw_slices(4, 20000, generator=g).double()
+    a = draw_slices(4, 6000, generator=g).double()
     v1 = float(sigreg(x, slices=a))
     v2 = float(sigreg(x @ q.T, slices=a))
-    assert v2 == pytest.approx(v1, rel=0.03)
+    assert v2 == pytest.approx(v1, rel=0.06)
+    # a fixed single slice is not rotation-invariant: the average is what makes it so
+    one = a[:, :1]
+    assert abs(float(sigreg(x @ q.T, slices=one)) - float(sigreg(x, slices=one))) > 0.06 * v1
 
 
 def test_ordering_gaussian_below_scaled_shifted_uniform_laplace():

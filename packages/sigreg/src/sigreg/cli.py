@@ -90,7 +90,7 @@ def benchmark(
     if suite == "drift":
         from sigreg.drifting_target import DriftingRegression
 
-        for r in DriftingRegression(eta=0.4).compare(seed=seed):
+        for r in DriftingRegression(eta=0.4).compare(steps=1500, chains=128, seed=seed):
             print(
                 f"kappa={r['kappa']:>4}: closed {r['closed_param']:.5g}  simulated {r['sim_param']:.5g}  "
                 f"ratio vs isotropic {r['ratio_vs_iso']:.4g}"
