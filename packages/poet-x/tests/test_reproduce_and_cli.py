@@ -56,3 +56,29 @@ def test_convert_skip_reports_layers(capsys):
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "mlp.down_proj" in out.split("skipped")[1]
+
+
+def test_every_config_matches_a_reproduce_row_and_the_full_setting():
+    from pathlib import Path
+
+    import yaml
+
+    configs = sorted((Path(__file__).parents[1] / "configs").glob("*.yaml"))
+    assert len(configs) == len(rep.METHODS)
+    specs = []
+    for path in configs:
+        cfg = yaml.safe_load(path.read_text())
+        model, data = cfg["model"], cfg["data"]
+        assert model["hidden_size"] == rep.FULL.hidden
+        assert model["intermediate_size"] == rep.FULL.intermediate
+        assert model["block_size"] == rep.FULL.block_size
+        assert model["merge_interval"] == rep.FULL.merge_interval
+        assert cfg["trainer"]["max_steps"] == rep.FULL.steps
+        assert data["batch_size"] == rep.FULL.batch_size and data["seq_len"] == rep.FULL.seq_len
+        spec = {"optimizer": model["optimizer"]}
+        if model["optimizer"] == "poet":
+            spec["mode"] = model["mode"]
+            if model["base_quant"] != "none":
+                spec["base_quant"] = model["base_quant"]
+        specs.append(spec)
+    assert sorted(map(str, specs)) == sorted(map(str, rep.METHODS.values()))

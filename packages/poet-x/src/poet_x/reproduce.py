@@ -48,7 +48,7 @@ class Setting:
 
 
 QUICK = Setting(64, 128, 2, 4, 32, 8, 40, 20, 16, 300_000, 32, 10)
-FULL = Setting(128, 384, 2, 4, 64, 16, 400, 100, 32, 2_000_000, 128, 50)
+FULL = Setting(64, 192, 2, 4, 64, 8, 200, 50, 16, 1_000_000, 64, 25)
 
 METHODS = {
     "AdamW": {"optimizer": "adamw"},

@@ -57,7 +57,7 @@ class MarkovChain2:
     Examples
     --------
     >>> chain = MarkovChain2(vocab=8, alpha=0.1, seed=0)
-    >>> 0.0 < chain.entropy_rate() < np.log(8)
+    >>> bool(0.0 < chain.entropy_rate() < np.log(8))
     True
     >>> chain.sample(100, seed=1).shape
     (100,)
