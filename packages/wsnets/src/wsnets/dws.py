@@ -186,8 +186,8 @@ class NPNFN(DWSNet):
         B, L = v.batch, v.n_layers
         ws, bs = [], []
         for li, (w, b) in enumerate(zip(v.weights, v.biases, strict=True)):
-            pw = torch.zeros(*w.shape[:-1], self.pe_in.shape[1])
-            pb = torch.zeros(*b.shape[:-1], self.pe_in.shape[1])
+            pw = w.new_zeros(*w.shape[:-1], self.pe_in.shape[1])
+            pb = b.new_zeros(*b.shape[:-1], self.pe_in.shape[1])
             if li == 0:
                 pw = pw + self.pe_in[None, None, :, :]
             if li == L - 1:

@@ -248,7 +248,8 @@ class WeightSpace:
         if len(taus) != self.n_layers - 1:
             raise ValueError(f"need {self.n_layers - 1} hidden permutations, got {len(taus)}")
         B = self.batch
-        full = [None, *[t if t.dim() == 2 else t.expand(B, -1) for t in taus], None]
+        dev = self.weights[0].device
+        full = [None, *[(t if t.dim() == 2 else t.expand(B, -1)).to(dev) for t in taus], None]
 
         def rows(x: torch.Tensor, idx: torch.Tensor | None) -> torch.Tensor:
             if idx is None:
