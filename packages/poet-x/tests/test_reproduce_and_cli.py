@@ -82,3 +82,27 @@ def test_every_config_matches_a_reproduce_row_and_the_full_setting():
                 spec["base_quant"] = model["base_quant"]
         specs.append(spec)
     assert sorted(map(str, specs)) == sorted(map(str, rep.METHODS.values()))
+
+
+def test_merge_command_exports_plain_linear_model(tmp_path, capsys):
+    import lightning
+    import torch
+    from poet_x.lm_module import CausalLMModule
+    from transformers import LlamaForCausalLM
+
+    module = CausalLMModule(16, 8, 16, 1, 2, 8, block_size=4)
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            if name.endswith(("q_in", "q_out")):
+                p.normal_(0, 0.05)
+    ckpt = tmp_path / "m.ckpt"
+    torch.save(
+        {"state_dict": module.state_dict(), "hyper_parameters": dict(module.hparams),
+         "pytorch-lightning_version": lightning.__version__},
+        ckpt,
+    )  # fmt: skip
+    assert main(["merge", "--checkpoint", str(ckpt), "--out", str(tmp_path / "hf")]) == 0
+    plain = LlamaForCausalLM.from_pretrained(tmp_path / "hf")
+    x = torch.randint(0, 16, (2, 8))
+    with torch.no_grad():
+        assert torch.allclose(plain(input_ids=x).logits, module(x), atol=1e-5)
