@@ -1,18 +1,85 @@
-"""The opl-vad command line: help, and one clear line for bad input."""
+"""The opl-vad command line: help, configs, audit, and one clear line for bad input."""
 
+from pathlib import Path
+
+import numpy as np
+import pytest
+from icml26_shared.contract import check_contract
 from opl_vad.cli import main
 from opl_vad.paper import PAPER
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def _one_line_error(capsys, code, match):
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert match in err, err
 
 
 def test_help_lists_commands(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert "reproduce" in out
+    for cmd in ("fit", "validate", "test", "predict", "reproduce", "synth", "audit"):
+        assert cmd in out
     assert PAPER.title in out
 
 
+@pytest.mark.parametrize("projection", ["none", "opl", "gopl"])
+def test_shared_contract(tmp_path, projection):
+    from opl_vad.vad_data import SyntheticVADDataModule
+    from opl_vad.vad_module import VADModule
+
+    result = check_contract(
+        lambda: VADModule(32, projection=projection, rank_task=2, rank_face=2),
+        lambda: SyntheticVADDataModule(n_train=8, n_test=4, dim=32, n_snippets=8, batch_pairs=2),
+        tmp_path,
+        forward_fn=lambda m, batch: m(batch["x"]),
+    )
+    assert result.output.shape[-1] == 8
+
+
+@pytest.mark.parametrize("config", sorted(p.name for p in CONFIGS.glob("*.yaml")))
+def test_every_config_parses(config, capsys):
+    assert main(["fit", "--config", str(CONFIGS / config), "--print_config"]) == 0
+
+
+def test_fit_two_epochs_from_config(tmp_path):
+    code = main(["fit", "--config", str(CONFIGS / "mil-gopl-planted.yaml"),
+                 "--trainer.max_epochs", "1", "--trainer.default_root_dir", str(tmp_path),
+                 "--data.init_args.n_train", "20", "--data.init_args.n_test", "10",
+                 "--data.init_args.dim", "32", "--model.dim", "32",
+                 "--model.rank_task", "4", "--model.rank_face", "2"])  # fmt: skip
+    assert code == 0
+
+
+def test_audit_command(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    face = rng.integers(0, 2, 300)
+    X = rng.standard_normal((300, 5))
+    X[:, 0] += 4 * face
+    np.save(tmp_path / "x.npy", X)
+    np.save(tmp_path / "f.npy", face)
+    assert main(["audit", "--features", str(tmp_path / "x.npy"), "--face",
+                 str(tmp_path / "f.npy"), "--folds", "3"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    acc = float(next(line for line in out.splitlines() if line.startswith("face_probe_acc"))
+                .split(":")[1])  # fmt: skip
+    assert acc > 0.9
+    np.save(tmp_path / "bad.npy", face[:10])
+    _one_line_error(capsys, main(["audit", "--features", str(tmp_path / "x.npy"), "--face",
+                                  str(tmp_path / "bad.npy")]), "face has 10 values")  # fmt: skip
+    _one_line_error(capsys, main(["audit", "--features", str(tmp_path / "nope.npy"), "--face",
+                                  str(tmp_path / "f.npy")]), "does not exist")  # fmt: skip
+
+
+def test_bad_model_options_are_one_line(capsys):
+    code = main(["fit", "--config", str(CONFIGS / "mil-opl-planted.yaml"),
+                 "--model.rank_task", "500", "--trainer.max_epochs", "1"])  # fmt: skip
+    assert code != 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
 def test_unknown_command_exits_2(capsys):
-    assert main(["no-such-command"]) == 2
-    err = capsys.readouterr().err
-    assert "unknown command" in err
-    assert "Traceback" not in err
+    _one_line_error(capsys, main(["no-such-command"]), "unknown command")

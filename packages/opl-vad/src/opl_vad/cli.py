@@ -1,17 +1,120 @@
-"""Command line of opl-vad: ``opl-vad --help``."""
+"""Command line of opl-vad: ``opl-vad --help``.
+
+``fit/validate/test/predict`` (LightningCLI over :class:`~opl_vad.vad_module.VADModule` with
+:class:`~opl_vad.vad_data.SyntheticVADDataModule` or
+:class:`~opl_vad.vad_data.FeatureListDataModule`), ``reproduce``, and the package commands
+``synth`` (planted features written in the RTFM list format) and ``audit`` (the privacy
+audit of a feature file).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
-from icml26_shared.cli import PaperCLI
+from icml26_shared.cli import PaperCLI, UsageError
 
 from .paper import PAPER
 
 
+def synth(out: Path, n_train: int = 200, n_test: int = 100, dim: int = 128,
+          n_snippets: int = 32, face_flip: float = 0.1, seed: int = 0) -> None:  # fmt: skip
+    """Write planted snippet features in the RTFM list format (``.npy`` per video + lists).
+
+    Args:
+        out: Output folder: ``train/``, ``test/``, ``train.list``, ``test.list``,
+            ``test_gt.npy`` (frame labels), ``*_face.npy`` (face signal / truth),
+            ``test_identity.npy``, ``face_basis.npy``.
+        n_train: Training videos.
+        n_test: Test videos.
+        dim: Feature size.
+        n_snippets: Snippets per video.
+        face_flip: Flip probability of the training face signal.
+        seed: Seed of the bases and the videos.
+    """
+    import numpy as np
+
+    from .frame_protocol import FRAMES_PER_SNIPPET
+    from .synthetic import make_planted_vad
+
+    out = Path(out)
+    kw = dict(n_snippets=n_snippets, dim=dim, face_flip=face_flip, basis_seed=seed)
+    sets = {"train": make_planted_vad(n_train, seed=seed, **kw),
+            "test": make_planted_vad(n_test, seed=seed + 1, **kw)}  # fmt: skip
+    for split, d in sets.items():
+        (out / split).mkdir(parents=True, exist_ok=True)
+        names = []
+        for v in range(len(d)):
+            kind = "Abnormal" if d.video_labels[v] else "Normal"
+            name = f"{split}/{kind}_{v:04d}.npy"
+            np.save(out / name, d.features[v])
+            names.append(name)
+        (out / f"{split}.list").write_text("\n".join(names) + "\n")
+        face = d.face_signal if split == "train" else d.face
+        np.save(out / f"{split}_face.npy", face)
+    test = sets["test"]
+    np.save(out / "test_gt.npy", test.snippet_labels.repeat(FRAMES_PER_SNIPPET, axis=1).reshape(-1))
+    np.save(out / "test_identity.npy", test.identity)
+    np.save(out / "face_basis.npy", test.face_basis)
+    print(f"wrote {n_train} + {n_test} videos to {out}")
+
+
+def audit(features: Path, face: Path, identity: Path | None = None,
+          face_basis: Path | None = None, removed_basis: Path | None = None,
+          folds: int = 5, seed: int = 0) -> None:  # fmt: skip
+    """Privacy audit of snippet features: face / identity linear probes, MI, subspace angle.
+
+    Args:
+        features: ``.npy`` of ``(N, D)`` snippet features (or ``(V, T, D)``, flattened).
+        face: ``.npy`` of face presence per snippet (0/1), ``N`` values.
+        identity: Optional ``.npy`` of identities per snippet (or per video, repeated).
+        face_basis: Optional ``.npy`` ``(D, k)`` planted face basis.
+        removed_basis: Optional ``.npy`` ``(D, r)`` removed basis, for the angle.
+        folds: Cross-validation folds of the probes.
+        seed: Seed of the subsample and folds.
+    """
+    import numpy as np
+
+    from .privacy_audit import PrivacyAudit
+
+    def load(p):
+        if not Path(p).is_file():
+            raise UsageError(f"file {str(p)!r} does not exist")
+        return np.load(p)
+
+    X = load(features)
+    X = X.reshape(-1, X.shape[-1])
+    f = load(face).reshape(-1)
+    if len(f) != len(X):
+        raise UsageError(f"face has {len(f)} values but features have {len(X)} snippets")
+    if not np.isin(f, (0, 1)).all():
+        raise UsageError("face values must be 0 or 1")
+    ids = None
+    if identity is not None:
+        ids = load(identity).reshape(-1)
+        if len(ids) != len(X):
+            if len(X) % len(ids):
+                raise UsageError(f"identity has {len(ids)} values for {len(X)} snippets")
+            ids = np.repeat(ids, len(X) // len(ids))
+    fb = None if face_basis is None else load(face_basis)
+    rb = None if removed_basis is None else load(removed_basis)
+    for k, v in PrivacyAudit(folds=folds, seed=seed).run(X, f, ids, fb, rb).items():
+        print(f"{k}: {v:.4f}")
+
+
 def build_cli() -> PaperCLI:
-    """The package's CLI; add ``model_class``, ``datamodule_class`` and extra ``commands``."""
-    return PaperCLI(PAPER)
+    """The package's CLI (configs name the data module by ``class_path``)."""
+    import lightning.pytorch as pl
+
+    from .vad_module import VADModule
+
+    return PaperCLI(
+        PAPER,
+        model_class=VADModule,
+        datamodule_class=pl.LightningDataModule,
+        subclass_mode_data=True,
+        commands={"synth": synth, "audit": audit},
+    )
 
 
 def main(args: Sequence[str] | None = None) -> int:

@@ -1,0 +1,100 @@
+"""One row of the comparison: train a head behind a privacy method, then score and audit it.
+
+Methods (same head, same features, same seeds):
+
+- ``none``: no projection; ``OPL``: :class:`~opl_vad.projection.OrthogonalProjection` trained
+  by the VAD loss only; ``G-OPL``: :class:`~opl_vad.projection.GuidedOrthogonalProjection`
+  with the weak face-presence signal;
+- ``LEACE`` and ``INLP``: face erasure fitted once with the true face labels on the training
+  snippets (:mod:`opl_vad.erasure`), then the head is trained on the erased features.
+
+:func:`run_method` returns frame AUC / AP, the :class:`~opl_vad.privacy_audit.PrivacyAudit`
+of the features the head sees on the test set, and the training time.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import torch
+
+from .erasure import fit_inlp, fit_leace
+from .privacy_audit import PrivacyAudit
+from .vad_data import SyntheticVADDataModule
+from .vad_module import VADModule
+
+__all__ = ["METHODS", "run_method"]
+
+METHODS = ["none", "OPL", "G-OPL", "LEACE", "INLP"]
+
+
+def _trainer(epochs: int):
+    import lightning.pytorch as pl
+
+    return pl.Trainer(
+        max_epochs=epochs, accelerator="cpu", devices=1, logger=False,
+        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+    )  # fmt: skip
+
+
+def run_method(
+    method: str,
+    head: str,
+    data: SyntheticVADDataModule,
+    epochs: int = 30,
+    rank_task: int = 8,
+    rank_face: int = 4,
+    face_weight: float = 1.0,
+    cos_weight: float = 0.1,
+    projection_lr: float | None = None,
+    seed: int = 0,
+) -> dict:
+    """Train and evaluate one (method, head) on ``data`` (set up); returns a result row."""
+    import lightning.pytorch as pl
+
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
+    data.setup()
+    train, test = data.train_data, data.test_data
+    D = train.features.shape[-1]
+    eraser = None
+    if method in ("LEACE", "INLP"):
+        X = train.features.reshape(-1, D)
+        face = train.face.reshape(-1)
+        eraser = fit_leace(X, face) if method == "LEACE" else fit_inlp(X, face, seed=seed)
+        data = SyntheticVADDataModule(**data.hparams)
+        data.setup()
+        data.train_data.features = eraser(data.train_data.features)
+        data.test_data.features = eraser(data.test_data.features)
+        test = data.test_data
+    projection = {"OPL": "opl", "G-OPL": "gopl"}.get(method, "none")
+    pl.seed_everything(seed, verbose=False)
+    module = VADModule(D, head=head, projection=projection, rank_task=rank_task,
+                       rank_face=rank_face, face_weight=face_weight, cos_weight=cos_weight,
+                       projection_lr=projection_lr, seed=seed)  # fmt: skip
+    trainer = _trainer(epochs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        trainer.fit(module, train_dataloaders=data.train_dataloader())
+        seconds = time.perf_counter() - start
+        metrics = trainer.test(module, dataloaders=data.test_dataloader(), verbose=False)[0]
+    module.eval()
+    with torch.no_grad():
+        kept = module.kept(torch.as_tensor(test.features)).numpy().reshape(-1, D)
+    if eraser is not None:
+        removed = eraser.removed_basis
+    elif module.projection is None:
+        removed = None
+    elif projection == "gopl":
+        removed = module.projection.bases()[1].detach().numpy()
+    else:
+        removed = module.projection.basis().detach().numpy()
+    T = test.features.shape[1]
+    audit = PrivacyAudit(max_samples=2000, seed=seed).run(
+        kept, test.face.reshape(-1), np.repeat(test.identity, T), test.face_basis, removed
+    )
+    return {"method": method, "head": head, "seed": seed, "auc": metrics["test/auc"],
+            "ap": metrics["test/ap"], "seconds": seconds, **audit}  # fmt: skip

@@ -1,0 +1,110 @@
+"""G-OPL's face guidance: weak face-presence supervision and the cosine alignment objective.
+
+Paper: Wang et al., ICML 2026 (G-OPL). Face presence ``f_t in [0, 1]`` per snippet (the
+fraction of its frames where a face detector fires; noisy) is the only face signal: no
+identity labels, no adversarial training. Reconstruction (the paper's exact forms are not
+public; both weights are configurable):
+
+- :func:`face_presence_loss`: ``BCE(sigmoid(v^T Q_face^T x_t + c), f_t)``: the face
+  coefficients must predict face presence, so face information is captured in
+  ``span(Q_face)`` and therefore removed from the kept features
+- :func:`cosine_alignment_loss`: over face-present snippets, ``1 - cos(Q_f Q_f^T x_t, u)``
+  with ``u`` an exponential moving average of the mean removed face component: the face
+  component is captured consistently
+- :class:`FaceGuidance`: the readout (linear ``(v, c)`` or a small MLP) and the anchor ``u``
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+__all__ = ["FaceGuidance", "check_face_signal", "cosine_alignment_loss", "face_presence_loss"]
+
+
+def check_face_signal(face: torch.Tensor, shape: tuple[int, ...]) -> None:
+    """Face signal must have the snippets' shape ``(B, T)`` and values in ``[0, 1]``."""
+    if tuple(face.shape) != tuple(shape):
+        raise ValueError(f"face signal has shape {tuple(face.shape)}, expected {tuple(shape)}")
+    if not bool(torch.isfinite(face).all()) or bool((face < 0).any() | (face > 1).any()):
+        raise ValueError("face signal values must lie in [0, 1]")
+
+
+def face_presence_loss(logits: torch.Tensor, face: torch.Tensor) -> torch.Tensor:
+    """Binary cross-entropy of the face readout against the (soft) face presence."""
+    return F.binary_cross_entropy_with_logits(logits, face.to(logits.dtype))
+
+
+def cosine_alignment_loss(
+    face_removed: torch.Tensor, face: torch.Tensor, anchor: torch.Tensor, threshold: float = 0.5
+) -> torch.Tensor:
+    """``mean(1 - cos(r_f(t), anchor))`` over snippets with ``face > threshold`` (0 if none).
+
+    ``face_removed`` ``(..., D)``, ``face`` ``(...)``, ``anchor`` ``(D,)``.
+    """
+    r = face_removed.reshape(-1, face_removed.shape[-1])
+    keep = face.reshape(-1) > threshold
+    if not bool(keep.any()) or float(anchor.norm()) == 0.0:
+        return r.sum() * 0.0
+    return (1.0 - F.cosine_similarity(r[keep], anchor[None, :], dim=-1)).mean()
+
+
+class _WithSquares(nn.Module):
+    def forward(self, c: torch.Tensor) -> torch.Tensor:
+        return torch.cat([c, c * c], dim=-1)
+
+
+class FaceGuidance(nn.Module):
+    """Readout from the face coefficients and the moving face anchor.
+
+    Parameters
+    ----------
+    dim, rank_face:
+        Feature size and face-subspace dimension.
+    momentum:
+        EMA momentum of the anchor ``u`` (updated in training only).
+    readout:
+        ``linear`` (``v^T c + b``) or ``mlp`` (one hidden layer of 32 ReLU units on the
+        coefficients and their squares): a linear readout needs only one face direction to
+        predict presence, the MLP rewards capturing every direction whose energy rises with
+        a face (e.g. identity variation).
+
+    Examples
+    --------
+    >>> import torch
+    >>> g = FaceGuidance(8, 2)
+    >>> cf, rf, face = torch.randn(3, 5, 2), torch.randn(3, 5, 8), torch.rand(3, 5)
+    >>> l_face, l_cos = g(cf, rf, face)
+    >>> bool(l_face > 0), float(l_cos)
+    (True, 0.0)
+    """
+
+    def __init__(self, dim: int, rank_face: int, momentum: float = 0.9, readout: str = "mlp"):
+        super().__init__()
+        if readout == "linear":
+            self.readout = nn.Linear(rank_face, 1)
+        elif readout == "mlp":
+            self.readout = nn.Sequential(
+                _WithSquares(), nn.Linear(2 * rank_face, 32), nn.ReLU(), nn.Linear(32, 1)
+            )
+        else:
+            raise ValueError(f"unknown face readout {readout!r}; choose 'linear' or 'mlp'")
+        self.momentum = float(momentum)
+        self.register_buffer("anchor", torch.zeros(dim))
+
+    def forward(
+        self, face_coeffs: torch.Tensor, face_removed: torch.Tensor, face: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(L_face, L_cos)`` for ``(B, T, k_f)`` coefficients, ``(B, T, D)`` parts, ``(B, T)``."""
+        logits = self.readout(face_coeffs).squeeze(-1)
+        l_face = face_presence_loss(logits, face)
+        l_cos = cosine_alignment_loss(face_removed, face, self.anchor)
+        if self.training:
+            with torch.no_grad():
+                present = face.reshape(-1) > 0.5
+                if bool(present.any()):
+                    mean = face_removed.reshape(-1, face_removed.shape[-1])[present].mean(0)
+                    m = self.momentum if float(self.anchor.norm()) > 0 else 0.0
+                    self.anchor.mul_(m).add_((1 - m) * mean)
+        return l_face, l_cos

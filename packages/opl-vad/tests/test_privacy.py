@@ -1,0 +1,84 @@
+"""Planted generator, privacy audit, and the label-based erasure anchors."""
+
+import numpy as np
+import pytest
+import torch
+from opl_vad.erasure import fit_inlp, fit_leace, leace_available
+from opl_vad.face_guidance import FaceGuidance, check_face_signal, cosine_alignment_loss
+from opl_vad.privacy_audit import PrivacyAudit, largest_angle_deg
+from opl_vad.synthetic import make_planted_vad
+
+
+@pytest.fixture(scope="module")
+def planted():
+    return make_planted_vad(60, 32, 48, seed=0)
+
+
+def test_generator_plants_what_it_says(planted):
+    d = planted
+    assert d.features.shape == (60, 32, 48) and d.features.dtype == np.float32
+    assert ((d.snippet_labels.sum(1) > 0) == (d.video_labels == 1)).all()
+    B = np.hstack([d.face_basis, d.anomaly_direction[:, None], d.nuisance_basis])
+    np.testing.assert_allclose(B.T @ B, np.eye(B.shape[1]), atol=1e-10)
+    flipped = (d.face_signal != d.face).mean()
+    assert 0.05 < flipped < 0.15  # face_flip = 0.1
+    # the face signal lives in span(B_f): projecting it out kills the face-mean difference
+    d = make_planted_vad(200, 32, 48, nuisance_scale=0.0, seed=3)
+    X = d.features.reshape(-1, 48).astype(float)
+    f = d.face.reshape(-1).astype(bool)
+    diff = X[f].mean(0) - X[~f].mean(0)
+    P = np.eye(48) - d.face_basis @ d.face_basis.T
+    assert np.linalg.norm(P @ diff) < 0.2 * np.linalg.norm(diff)
+
+
+def test_same_basis_seed_shares_bases():
+    a = make_planted_vad(4, 8, 24, seed=1, basis_seed=7)
+    b = make_planted_vad(4, 8, 24, seed=2, basis_seed=7)
+    np.testing.assert_array_equal(a.face_basis, b.face_basis)
+    assert not np.array_equal(a.features, b.features)
+
+
+def test_audit_sees_faces_in_raw_features_and_angles(planted):
+    d = planted
+    X = d.features.reshape(-1, 48)
+    r = PrivacyAudit(folds=3, max_samples=1500).run(
+        X, d.face.reshape(-1), np.repeat(d.identity, 32), d.face_basis, d.face_basis
+    )
+    assert r["face_probe_acc"] > 0.95 and r["identity_probe_acc"] > 0.8
+    assert r["face_angle_deg"] == pytest.approx(0.0, abs=1e-5)
+    assert largest_angle_deg(d.face_basis, d.nuisance_basis[:, :4]) == pytest.approx(90.0)
+
+
+@pytest.mark.parametrize("fit", ["LEACE", "INLP"])
+def test_label_based_erasure_reaches_chance(planted, fit):
+    if fit == "LEACE" and not leace_available():
+        pytest.skip("concept-erasure not installed")
+    d = planted
+    X, f = d.features.reshape(-1, 48), d.face.reshape(-1)
+    eraser = fit_leace(X, f) if fit == "LEACE" else fit_inlp(X, f, iterations=6)
+    P = eraser.P
+    np.testing.assert_allclose(eraser(X[:3]), (X[:3] - eraser.mean) @ P.T + eraser.mean, atol=1e-4)
+    r = PrivacyAudit(folds=3, max_samples=1500).run(eraser(X), f)
+    assert r["face_probe_acc"] < r["face_chance"] + 0.08
+
+
+def test_face_signal_checks():
+    check_face_signal(torch.rand(2, 5), (2, 5))
+    with pytest.raises(ValueError, match="shape"):
+        check_face_signal(torch.rand(2, 4), (2, 5))
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        check_face_signal(torch.full((2, 5), 1.5), (2, 5))
+
+
+def test_cosine_alignment_and_anchor_update():
+    g = FaceGuidance(4, 2, momentum=0.5)
+    r = torch.tensor([[[1.0, 0, 0, 0], [0, 1.0, 0, 0]]])
+    face = torch.tensor([[1.0, 0.0]])
+    g.train()
+    g(torch.zeros(1, 2, 2), r, face)
+    torch.testing.assert_close(g.anchor, torch.tensor([1.0, 0, 0, 0]))
+    # aligned face-present snippet: zero loss; face-absent snippets are ignored
+    assert float(cosine_alignment_loss(r, face, g.anchor)) == pytest.approx(0.0)
+    assert float(cosine_alignment_loss(r, torch.tensor([[0.0, 1.0]]), g.anchor)) == 1.0
+    with pytest.raises(ValueError, match="readout"):
+        FaceGuidance(4, 2, readout="deep")
