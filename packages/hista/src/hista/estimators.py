@@ -1,0 +1,109 @@
+"""The state-value estimators compared on SVEB, behind one interface ``predict(case) -> V``.
+
+1. ``GroupMean``: the GRPO baseline, the mean pool reward (the same for every state).
+2. ``VineMC``: VinePPO-style Monte Carlo, the mean of ``K`` extra continuations of the prefix.
+3. ``NumcaEstimator``: a ``NumcaTable`` filled with the pool, read at the prefix's number set.
+4. ``HistaValue``: ``HistaEstimator`` over the pool's hidden-state nodes (``include_self``
+   adds the source rollout's own prefixes, the reference code's behaviour).
+5. ``CriticValue``: a trained ``CriticModule`` on the encoder's state after the prefix.
+6. ``Oracle``: the exact value (teacher sampler only).
+
+``Encoder`` caches the policy's last-layer hidden states of prompt + text.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .critic import CriticModule
+from .hista_knn import HistaEstimator
+from .numca import NumcaTable, extract_numbers
+from .policy import CharPolicy, batch_ids
+from .sveb import SvebCase
+
+
+class Encoder:
+    """Hidden states (T, H) of ``prompt + text`` under a frozen policy, cached."""
+
+    def __init__(self, policy: CharPolicy):
+        self.policy = policy
+        self._cache: dict[str, torch.Tensor] = {}
+
+    @torch.no_grad()
+    def states(self, texts: list[str]) -> list[torch.Tensor]:
+        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if todo:
+            ids, lengths = batch_ids(todo, self.policy.tokenizer)
+            hid = self.policy.hidden(ids)
+            for i, t in enumerate(todo):
+                self._cache[t] = hid[i, : int(lengths[i])]
+        return [self._cache[t] for t in texts]
+
+
+class GroupMean:
+    name = "group mean (GRPO)"
+
+    def predict(self, case: SvebCase) -> float:
+        return float(np.mean(case.pool_rewards))
+
+
+class VineMC:
+    def __init__(self, k: int):
+        self.k = k
+        self.name = f"VinePPO MC K={k}"
+
+    def predict(self, case: SvebCase) -> float:
+        if len(case.vine_rewards) < self.k:
+            raise ValueError(f"case has {len(case.vine_rewards)} vine rollouts, need {self.k}")
+        return float(np.mean(case.vine_rewards[: self.k]))
+
+
+class NumcaEstimator:
+    name = "Numca"
+
+    def predict(self, case: SvebCase) -> float:
+        table = NumcaTable()
+        for resp, r in zip(case.pool, case.pool_rewards, strict=True):
+            table.update(str(case.problem_id), [n for n, _ in extract_numbers(resp)], r)
+        nums = [n for n, _ in extract_numbers(case.prefix, drop_last=False)]
+        return table.value(str(case.problem_id), nums)
+
+
+class HistaValue:
+    def __init__(self, encoder: Encoder, estimator: HistaEstimator):
+        self.encoder, self.est = encoder, estimator
+        self.name = "Hista" + (" (include_self, reference)" if estimator.include_self else "")
+
+    def predict(self, case: SvebCase) -> float:
+        prompt = case.problem.prompt
+        start = len(prompt)
+        texts = [prompt + r for r in case.pool] + [prompt + case.prefix, prompt + case.source]
+        states = self.encoder.states(texts)
+        pool = [self.est.embed(h, start) for h in states[: len(case.pool)]]
+        query = self.est.embed(states[-2], start)
+        own = self.est.embed(states[-1], start)
+        return self.est.estimate(
+            query, pool, torch.tensor(case.pool_rewards), own, case.source_reward
+        )
+
+
+class CriticValue:
+    name = "PPO critic (value head)"
+
+    def __init__(self, encoder: Encoder, critic: CriticModule):
+        self.encoder, self.critic = encoder, critic
+
+    @torch.no_grad()
+    def predict(self, case: SvebCase) -> float:
+        h = self.encoder.states([case.problem.prompt + case.prefix])[0]
+        return float(self.critic(h[-1][None])[0])
+
+
+class Oracle:
+    name = "oracle (exact value)"
+
+    def predict(self, case: SvebCase) -> float:
+        if case.exact is None:
+            raise ValueError("the oracle needs cases with exact values (teacher sampler)")
+        return float(case.exact)

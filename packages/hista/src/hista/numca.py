@@ -1,0 +1,158 @@
+"""Numca: numerical spans as milestones, with a persistent per-problem value table.
+
+1. ``extract_numbers``: the integer strings (``\\d+``) of a response with character offsets;
+   the last one (the final answer) is dropped.
+2. The state after a prefix is the *set* of distinct numbers seen so far (``state_key``).
+3. ``NumcaTable.update``: for every state on a response's path, ``count += 1`` and
+   ``reward_sum += R``; ``NumcaTable.value``: ``reward_sum / count``, ``unseen_value`` (0, as in
+   the reference) for unseen states; the root ``V(empty set)`` is the all-time mean reward.
+   A response with no number only visits the root, so its value falls back to the root value.
+4. ``merge_close_positions``: milestones (token positions of new numbers) scanned backwards;
+   one less than ``threshold`` tokens before the next is moved onto it.
+5. ``NumcaTable.segment_advantages``: segment values through ``segment_gae``.
+
+The table is keyed by problem id and persists across calls (``to_json`` / ``from_json``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+
+import torch
+
+from .segment_gae import segment_gae
+
+_NUM = re.compile(r"\d+")
+
+
+def extract_numbers(text: str, drop_last: bool = True) -> list[tuple[str, int]]:
+    """Numbers of ``text`` with the character offset where each ends.
+
+    Examples
+    --------
+    >>> extract_numbers("7 12 15;")
+    [('7', 1), ('12', 4)]
+    >>> extract_numbers("7 12 15;", drop_last=False)[-1]
+    ('15', 7)
+    """
+    found = [(m.group(), m.end()) for m in _NUM.finditer(text)]
+    return found[:-1] if drop_last and found else found
+
+
+def state_key(numbers) -> str:
+    """Order- and repeat-invariant key of a set of numbers."""
+    return ",".join(sorted({str(int(n)) for n in numbers}, key=lambda s: (len(s), s)))
+
+
+def merge_close_positions(positions: list[int], threshold: int) -> list[int]:
+    """Move a milestone onto the next one when that is less than ``threshold`` tokens away.
+
+    Examples
+    --------
+    >>> merge_close_positions([3, 10, 12, 40], threshold=5)
+    [3, 12, 12, 40]
+    """
+    if any(b < a for a, b in zip(positions, positions[1:], strict=False)):
+        raise ValueError(f"positions must be non-decreasing, got {positions}")
+    out = list(positions)
+    for i in range(len(out) - 2, -1, -1):
+        if out[i + 1] - out[i] < threshold:
+            out[i] = out[i + 1]
+    return out
+
+
+class NumcaTable:
+    """Persistent table of values of number-set states, per problem id.
+
+    Examples
+    --------
+    >>> t = NumcaTable()
+    >>> t.update("p", ["7"], 1.0); t.update("p", ["8"], 0.0); t.update("p", ["7"], 0.0)
+    >>> t.value("p", ["7"]), t.value("p", []), t.value("p", ["99"])
+    (0.5, 0.3333333333333333, 0.0)
+    """
+
+    def __init__(self, unseen_value: float = 0.0, binary: bool = True):
+        self.unseen_value = float(unseen_value)
+        self.binary = binary
+        self.counts: dict[str, dict[str, list[float]]] = defaultdict(dict)
+
+    def _check(self, reward: float) -> None:
+        if self.binary and reward not in (0.0, 1.0):
+            raise ValueError(f"reward {reward} is not binary (0 or 1); pass binary=False")
+
+    def update(self, problem_id: str, numbers: list[str], reward: float) -> None:
+        """Add one response: every state on its path (root, then each new number)."""
+        reward = float(reward)
+        self._check(reward)
+        seen: list[str] = []
+        keys = [state_key(seen)]
+        for n in numbers:
+            if str(int(n)) not in seen:
+                seen.append(str(int(n)))
+                keys.append(state_key(seen))
+        table = self.counts[problem_id]
+        for k in keys:
+            cell = table.setdefault(k, [0.0, 0.0])
+            cell[0] += 1
+            cell[1] += reward
+
+    def value(self, problem_id: str, numbers) -> float:
+        cell = self.counts.get(problem_id, {}).get(state_key(numbers))
+        return self.unseen_value if cell is None else cell[1] / cell[0]
+
+    def segment_advantages(
+        self,
+        problem_id: str,
+        response: str,
+        offsets: list[tuple[int, int]],
+        final_reward: float,
+        merge_threshold: int = 50,
+        lam: float = 1.0,
+    ) -> torch.Tensor:
+        """Per-token advantages of a response (``offsets``: character span of each token).
+
+        A milestone is the first token after a new number; segment ``i`` starts there and its
+        value is ``V(numbers so far)``. The first segment starts at 0 with ``V(root)``.
+        """
+        if not offsets:
+            raise ValueError("empty response: no tokens to assign advantages to")
+        if offsets[-1][1] > len(response) + 1:
+            raise ValueError(
+                f"offsets cover {offsets[-1][1]} characters, response has {len(response)}"
+            )
+        ends = [e for _, e in offsets]
+        seen: list[str] = []
+        positions, states = [], []
+        for num, char_end in extract_numbers(response):
+            if str(int(num)) in seen:
+                continue
+            seen.append(str(int(num)))
+            tok = next((i for i, e in enumerate(ends) if e >= char_end), len(ends) - 1) + 1
+            if tok < len(ends):
+                positions.append(tok)
+                states.append(list(seen))
+        positions = merge_close_positions(positions, merge_threshold)
+        boundaries, values = [0], [self.value(problem_id, [])]
+        for pos, st in zip(positions, states, strict=True):
+            if pos == boundaries[-1]:  # merged: the later state wins
+                values[-1] = self.value(problem_id, st)
+            elif pos > boundaries[-1]:
+                boundaries.append(pos)
+                values.append(self.value(problem_id, st))
+        return segment_gae(torch.tensor(values), boundaries, len(offsets), final_reward, lam)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"unseen_value": self.unseen_value, "binary": self.binary, "counts": self.counts}
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> NumcaTable:
+        data = json.loads(text)
+        table = cls(data["unseen_value"], data["binary"])
+        for pid, cells in data["counts"].items():
+            table.counts[pid] = {k: list(v) for k, v in cells.items()}
+        return table

@@ -1,0 +1,173 @@
+"""SVEB: the State Value Estimation Benchmark (research notes C1), at ArithChain scale.
+
+Protocol per problem (``build_cases``):
+
+1. Sample ``G`` responses (the *pool*) and verify them; their mean reward is the GRPO baseline.
+2. Sample ``cases_per_problem`` further *source* responses, disjoint from the pool, and cut
+   each at a uniformly random space character.
+3. Sample ``M`` continuations of each prefix and verify them; their mean is the target
+   ``V_MC``. ``K`` more continuations feed the VinePPO-style Monte-Carlo estimator.
+
+``evaluate``: MAE against ``V_MC`` (and against the exact value when the sampler has one),
+Spearman correlation, and the mean within-problem std of the predictions (the collapse
+diagnostic: a group-average baseline has zero spread inside a problem). ``noise_floor``: MAE
+of a ``V_MC`` from ``m < M`` samples; ``binomial_noise_floor``: its exact expectation
+``E|Bin(m, v)/m - v|`` for a Bernoulli target of mean ``v``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from .arith_chain import Problem, reward
+
+#: ``sampler(problem, response_prefix, n) -> n continuations`` of the response
+Sampler = Callable[[Problem, str, int], list[str]]
+
+
+@dataclass
+class SvebCase:
+    """One SVEB state: a cut prefix of a source response and its Monte-Carlo value."""
+
+    problem_id: int
+    terms: tuple[int, ...]
+    pool: list[str]
+    pool_rewards: list[float]
+    source: str
+    source_reward: float
+    prefix: str
+    mc_rewards: list[float]
+    vine_rewards: list[float]
+    exact: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def problem(self) -> Problem:
+        return Problem(tuple(self.terms))
+
+    @property
+    def target(self) -> float:
+        return float(np.mean(self.mc_rewards))
+
+
+def build_cases(
+    sampler: Sampler,
+    problems: list[Problem],
+    group_size: int,
+    n_mc: int,
+    n_vine: int = 4,
+    cases_per_problem: int = 2,
+    seed: int = 0,
+    exact: Callable[[Problem, str], float] | None = None,
+) -> list[SvebCase]:
+    """SVEB cases for ``problems``; sources with no space character are skipped."""
+    if group_size < 2:
+        raise ValueError(f"group size must be >= 2, got {group_size}")
+    if n_mc < 1 or cases_per_problem < 1 or n_vine < 0:
+        raise ValueError("need n_mc >= 1, cases_per_problem >= 1 and n_vine >= 0")
+    rng = np.random.default_rng(seed)
+    cases = []
+    for pid, p in enumerate(problems):
+        pool = sampler(p, "", group_size)
+        pool_rewards = [reward(p, o) for o in pool]
+        for source in sampler(p, "", cases_per_problem):
+            spaces = [i for i, c in enumerate(source) if c == " "]
+            if not spaces:
+                continue
+            cut = int(rng.choice(spaces)) + 1
+            prefix = source[:cut]
+            conts = sampler(p, prefix, n_mc + n_vine)
+            rs = [reward(p, prefix + c) for c in conts]
+            cases.append(
+                SvebCase(
+                    pid,
+                    p.terms,
+                    pool,
+                    pool_rewards,
+                    source,
+                    reward(p, source),
+                    prefix,
+                    rs[:n_mc],
+                    rs[n_mc:],
+                    None if exact is None else float(exact(p, prefix)),
+                )
+            )
+    return cases
+
+
+def save_cases(cases: list[SvebCase]) -> str:
+    """JSON text of the cases (reusable with ``load_cases``)."""
+    return json.dumps([asdict(c) for c in cases])
+
+
+def load_cases(text: str) -> list[SvebCase]:
+    return [SvebCase(**{**d, "terms": tuple(d["terms"])}) for d in json.loads(text)]
+
+
+def spearman(x, y) -> float:
+    """Spearman rank correlation (average ranks for ties); nan if either side is constant."""
+
+    def ranks(v):
+        v = np.asarray(v, dtype=float)
+        order = np.argsort(v, kind="mergesort")
+        r = np.empty(len(v))
+        r[order] = np.arange(len(v))
+        for val in np.unique(v):
+            m = v == val
+            r[m] = r[m].mean()
+        return r
+
+    rx, ry = ranks(x), ranks(y)
+    if rx.std() == 0 or ry.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def evaluate(predictions, cases: list[SvebCase]) -> dict[str, float]:
+    """Error metrics of one estimator's predictions (one per case)."""
+    pred = np.asarray(predictions, dtype=float)
+    if pred.shape != (len(cases),):
+        raise ValueError(f"{pred.shape} predictions for {len(cases)} cases")
+    target = np.array([c.target for c in cases])
+    out = {
+        "mae_mc": float(np.abs(pred - target).mean()),
+        "spearman": spearman(pred, target),
+    }
+    if all(c.exact is not None for c in cases):
+        out["mae_exact"] = float(np.abs(pred - np.array([c.exact for c in cases])).mean())
+    groups: dict[int, list[float]] = {}
+    for p, c in zip(pred, cases, strict=True):
+        groups.setdefault(c.problem_id, []).append(p)
+    spreads = [np.std(v) for v in groups.values() if len(v) > 1]
+    out["within_std"] = float(np.mean(spreads)) if spreads else float("nan")
+    return out
+
+
+def noise_floor(cases: list[SvebCase], m: int) -> dict[str, float]:
+    """MAE of a ``V_MC`` built from the first ``m`` continuations (vs the full target / exact)."""
+    if not 1 <= m <= min(len(c.mc_rewards) for c in cases):
+        raise ValueError(f"m={m} must be in 1..M")
+    pred = [float(np.mean(c.mc_rewards[:m])) for c in cases]
+    return evaluate(pred, cases)
+
+
+def binomial_noise_floor(v: float, m: int) -> float:
+    """Exact ``E|Bin(m, v)/m - v|``.
+
+    Examples
+    --------
+    >>> binomial_noise_floor(0.5, 1)
+    0.5
+    >>> round(binomial_noise_floor(0.3, 4), 4)
+    0.1852
+    """
+    if not 0.0 <= v <= 1.0 or m < 1:
+        raise ValueError(f"need v in [0, 1] and m >= 1, got {v}, {m}")
+    return float(
+        sum(math.comb(m, j) * v**j * (1 - v) ** (m - j) * abs(j / m - v) for j in range(m + 1))
+    )
