@@ -16,3 +16,40 @@ def test_unknown_command_exits_2(capsys):
     err = capsys.readouterr().err
     assert "unknown command" in err
     assert "Traceback" not in err
+
+
+def test_help_lists_lightning_and_package_commands(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for cmd in ("fit", "validate", "test", "predict", "sveb-generate", "sveb-evaluate"):
+        assert cmd in out
+
+
+def test_sveb_generate_then_evaluate(tmp_path, capsys):
+    path = tmp_path / "cases.json"
+    assert main(["sveb-generate", "--out", str(path), "--problems", "6", "--group_size", "4"]) == 0
+    assert main(["sveb-evaluate", "--cases", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "Numca" in out and "oracle" in out
+
+
+def test_bad_inputs_give_one_line_and_exit_2(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    cases = [
+        ["sveb-evaluate", "--cases", str(tmp_path / "missing.json")],
+        ["sveb-evaluate", "--cases", str(bad)],
+        ["sveb-generate", "--out", str(tmp_path / "x.json"), "--group_size", "1"],
+        ["sveb-evaluate", "--cases", str(bad), "--method", "nope"],
+    ]
+    for args in cases:
+        assert main(args) == 2, args
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_fit_smoke_config(tmp_path):
+    from pathlib import Path
+
+    cfg = Path(__file__).parents[1] / "configs" / "smoke.yaml"
+    assert main(["fit", "--config", str(cfg), "--trainer.default_root_dir", str(tmp_path)]) == 0

@@ -1,17 +1,147 @@
-"""Command line of hista: ``hista --help``."""
+"""Command line of hista: ``hista --help``.
+
+``fit/validate/test/predict`` (LightningCLI over the PPO-style :class:`CriticModule` and
+:class:`ArithCriticDataModule`), ``reproduce``, and the package commands ``sveb-generate``
+(write reusable SVEB cases as JSON) and ``sveb-evaluate`` (score estimators on such a file).
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
 
-from icml26_shared.cli import PaperCLI
+from icml26_shared.cli import PaperCLI, UsageError
 
 from .paper import PAPER
 
 
+def sveb_generate(
+    out: Path,
+    sampler: Literal["teacher", "policy"] = "teacher",
+    problems: int = 50,
+    group_size: int = 16,
+    n_mc: int = 32,
+    n_vine: int = 4,
+    cases_per_problem: int = 2,
+    sft_steps: int = 400,
+    seed: int = 0,
+) -> None:
+    """Generate SVEB cases on ArithChain and write them as reusable JSON.
+
+    Args:
+        out: JSON file to write.
+        sampler: ``teacher`` (noisy teacher, exact values known) or ``policy`` (an SFT
+            character GRU trained here for ``sft_steps`` steps).
+        problems: Number of problems.
+        group_size: Pool rollouts G per problem (>= 2).
+        n_mc: Monte-Carlo continuations M per state (the target).
+        n_vine: Extra continuations for the VinePPO estimator.
+        cases_per_problem: Cut source responses per problem.
+        sft_steps: SFT steps of the policy sampler.
+        seed: Seed of every generator.
+    """
+    import numpy as np
+    import torch
+
+    from .arith_chain import NoisyTeacher, sample_problems
+    from .policy import CharPolicy, sft_warm_start
+    from .sveb import build_cases, save_cases
+
+    if group_size < 2:
+        raise UsageError(f"group size must be >= 2, got {group_size}")
+    if problems < 1 or n_mc < 1:
+        raise UsageError("problems and n_mc must be >= 1")
+    teacher = NoisyTeacher()
+    rng = np.random.default_rng(seed)
+    if sampler == "teacher":
+
+        def sample(p, prefix, n):
+            return [teacher.continue_from(p, prefix, rng) for _ in range(n)]
+
+        exact = teacher.exact_value
+    else:
+        torch.manual_seed(seed)
+        policy = CharPolicy()
+        sft_warm_start(policy, sample_problems(2000, seed=seed + 7), teacher, sft_steps, seed=seed)
+        gen = torch.Generator().manual_seed(seed)
+
+        def sample(p, prefix, n):
+            return policy.generate(p.prompt + prefix, n, generator=gen)
+
+        exact = None
+    cases = build_cases(
+        sample,
+        sample_problems(problems, seed=seed + 1),
+        group_size,
+        n_mc,
+        n_vine,
+        cases_per_problem,
+        seed,
+        exact,
+    )
+    Path(out).write_text(save_cases(cases))
+    print(f"wrote {len(cases)} SVEB cases to {out}")
+
+
+def sveb_evaluate(
+    cases: Path,
+    method: Literal["group", "numca", "vine", "oracle", "all"] = "all",
+    vine_k: int = 4,
+) -> None:
+    """Score the rollout-only estimators on an SVEB case file (MAE, Spearman, spread).
+
+    Hista and the critic need the policy's hidden states; ``hista reproduce`` scores them.
+
+    Args:
+        cases: JSON file written by ``hista sveb-generate``.
+        method: ``group``, ``numca``, ``vine``, ``oracle`` (teacher cases only) or ``all``.
+        vine_k: Continuations used by the VinePPO estimator.
+    """
+    from .estimators import GroupMean, NumcaEstimator, Oracle, VineMC
+    from .sveb import evaluate, load_cases
+
+    path = Path(cases)
+    if not path.is_file():
+        raise UsageError(f"case file {str(path)!r} does not exist")
+    try:
+        loaded = load_cases(path.read_text())
+    except (json.JSONDecodeError, TypeError, KeyError) as err:
+        raise UsageError(f"{str(path)!r} is not an SVEB case file: {err}") from None
+    if not loaded:
+        raise UsageError(f"{str(path)!r} holds no cases")
+    has_exact = all(c.exact is not None for c in loaded)
+    if method == "oracle" and not has_exact:
+        raise UsageError(
+            "the oracle needs cases with exact values (sveb-generate --sampler teacher)"
+        )
+    table = {"group": [GroupMean()], "numca": [NumcaEstimator()], "vine": [VineMC(vine_k)]}
+    table["oracle"] = [Oracle()]
+    table["all"] = (
+        table["group"] + table["vine"] + table["numca"] + (table["oracle"] if has_exact else [])
+    )
+    if vine_k > min(len(c.vine_rewards) for c in loaded) and method in ("vine", "all"):
+        raise UsageError(f"vine_k={vine_k} exceeds the stored continuations per case")
+    print(f"{len(loaded)} cases from {path}")
+    for est in table[method]:
+        m = evaluate([est.predict(c) for c in loaded], loaded)
+        line = f"  {est.name:24s} MAE vs V_MC {m['mae_mc']:.4f}"
+        if "mae_exact" in m:
+            line += f"  MAE vs exact {m['mae_exact']:.4f}"
+        print(line + f"  Spearman {m['spearman']:.3f}  within-std {m['within_std']:.4f}")
+
+
 def build_cli() -> PaperCLI:
-    """The package's CLI; add ``model_class``, ``datamodule_class`` and extra ``commands``."""
-    return PaperCLI(PAPER)
+    """The package's CLI."""
+    from .critic import ArithCriticDataModule, CriticModule
+
+    return PaperCLI(
+        PAPER,
+        model_class=CriticModule,
+        datamodule_class=ArithCriticDataModule,
+        commands={"sveb-generate": sveb_generate, "sveb-evaluate": sveb_evaluate},
+    )
 
 
 def main(args: Sequence[str] | None = None) -> int:
