@@ -1,0 +1,56 @@
+"""RL pieces: advantage modes, loss types, one short training run."""
+
+import pytest
+import torch
+from hista.hista_knn import HistaEstimator
+from hista.numca import NumcaTable
+from hista.policy import CharPolicy
+from hista.rl_training import PolicyRLModule, policy_loss, token_advantages, train_rl
+
+
+def test_group_advantages_are_constant_per_rollout_and_sum_to_zero():
+    adv = token_advantages("group", "p", ["1;", "2 3;", "4;"], [1.0, 0.0, 0.0], [2, 4, 2])
+    assert [len(a) for a in adv] == [2, 4, 2]
+    assert sum(float(a[0]) for a in adv) == pytest.approx(0.0, abs=1e-5)
+
+
+def test_hista_lambda_one_final_segment_is_reward_minus_neighbour_value():
+    g = torch.Generator().manual_seed(0)
+    embs = [torch.randn(4, 3, generator=g) for _ in range(3)]
+    est = HistaEstimator(alpha=0.0, mean_window=1, min_interval=2, min_distance=0.01, k=100)
+    adv = token_advantages("hista", "p", ["a"] * 3, [1.0, 0.0, 1.0], [4, 4, 4], None, embs, est)
+    std = float(torch.tensor([1.0, 0.0, 1.0]).std()) + 1e-4
+    assert float(adv[0][0]) * std == pytest.approx(1.0 - 2 / 3, abs=1e-4)  # first: R - mean
+    # later segments: R minus a convex combination of the other two rewards (0 and 1)
+    assert 0.0 - 1e-4 <= float(adv[0][-1]) * std <= 1.0 + 1e-4
+
+
+def test_losses_agree_on_policy_and_reject_unknown():
+    lp = torch.log(torch.full((2, 3), 0.5, requires_grad=True))
+    adv = torch.tensor([[1.0, 1.0, 0.0], [-1.0, -1.0, -1.0]])
+    mask = torch.tensor([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
+    for loss in ("grpo", "dapo", "dr_grpo"):
+        val = policy_loss(lp, lp.detach(), adv, mask, loss)
+        assert torch.isfinite(val)
+    # on-policy DAPO: -(sum of masked advantages) / tokens
+    assert policy_loss(lp, lp.detach(), adv, mask, "dapo").item() == pytest.approx(-(2 - 3) / 5)
+    with pytest.raises(ValueError, match="unknown loss type"):
+        policy_loss(lp, lp, adv, mask, "ppo2")
+    with pytest.raises(ValueError, match="unknown advantage"):
+        token_advantages("vine", "p", ["a", "b"], [0.0, 1.0], [1, 1])
+    with pytest.raises(ValueError, match=">= 2 rollouts"):
+        token_advantages("group", "p", ["a"], [1.0], [1])
+    with pytest.raises(ValueError, match="matching"):
+        token_advantages("group", "p", ["a", "b"], [1.0], [1, 1])
+
+
+@pytest.mark.parametrize("adv", ["group", "numca", "hista"])
+def test_short_rl_run_is_finite(adv):
+    torch.manual_seed(0)
+    m = PolicyRLModule(CharPolicy(hidden=16, layers=1), advantage=adv, group_size=2)
+    m.problems = m.problems[:16]
+    train_rl(m, 2)
+    assert len(m.step_rewards) == 2
+    assert all(torch.isfinite(p).all() for p in m.policy.parameters())
+    if adv == "numca":
+        assert isinstance(m.table, NumcaTable) and m.table.counts
