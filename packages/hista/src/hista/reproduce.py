@@ -66,6 +66,8 @@ QUICK = Setting(
     sft_steps=400,
     critic_problems=120,
     critic_epochs=10,
+    rl_steps=25,
+    rl_seeds=1,
 )
 FULL = Setting(
     problems=150,
@@ -75,6 +77,8 @@ FULL = Setting(
     sft_steps=800,
     critic_problems=300,
     critic_epochs=20,
+    rl_steps=80,
+    rl_seeds=3,
 )
 #: Hista at ArithChain scale: one token per character, so windows and intervals shrink
 #: (research notes C4: ``min_interval = 4``, ``mean_window = 1``); ``alpha`` is the recipes' 0.7.
