@@ -27,7 +27,8 @@ __all__ = ["PrivacyAudit", "largest_angle_deg"]
 def largest_angle_deg(planted: np.ndarray, learned: np.ndarray) -> float:
     """Largest principal angle (degrees) between ``span(planted)`` and ``span(learned)``.
 
-    With ``learned`` of higher dimension, this measures how well it contains ``planted``.
+    There are ``min(dim planted, dim learned)`` principal angles: 0 means the smaller subspace
+    lies inside the larger one, 90 that some direction of the smaller is orthogonal to it.
 
     Examples
     --------
