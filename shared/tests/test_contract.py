@@ -60,3 +60,14 @@ def test_assert_same_outputs_nested():
         )
     with pytest.raises(AssertionError, match="shape"):
         assert_same_outputs(torch.ones(2), torch.ones(3), "s")
+
+
+def test_assert_one_line_error():
+    from icml26_shared.contract import assert_one_line_error
+
+    assert_one_line_error("pkg: error: bad rank\n", "bad rank", 2)
+    for stderr, code in (("Traceback (most recent call last):\n x", 2),
+                         ("pkg: error: one\nmore", 2), ("pkg: error: bad rank", 1),
+                         ("pkg: error: other", 2)):  # fmt: skip
+        with pytest.raises(AssertionError):
+            assert_one_line_error(stderr, "bad rank", code)

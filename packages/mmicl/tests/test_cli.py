@@ -4,6 +4,7 @@ from pathlib import Path
 
 import lightning.pytorch as pl
 import pytest
+from icml26_shared.contract import assert_one_line_error
 from mmicl.cli import main
 from mmicl.icl_data import UnimodalICLDataModule
 from mmicl.paper import PAPER
@@ -12,11 +13,8 @@ from mmicl.stages import Stage1Module
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 
-def _one_line_error(capsys, match: str) -> None:
-    err = capsys.readouterr().err.strip()
-    assert "Traceback" not in err
-    assert len(err.splitlines()) == 1, err
-    assert match in err, err
+def _one_line_error(capsys, match):
+    assert_one_line_error(capsys.readouterr().err, match)
 
 
 @pytest.fixture(scope="module")

@@ -4,17 +4,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from icml26_shared.contract import assert_one_line_error
 from noisy_compress.cli import main
 from noisy_compress.paper import PAPER
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 
-def _one_line_error(capsys, match: str) -> None:
-    err = capsys.readouterr().err.strip()
-    assert "Traceback" not in err
-    assert len(err.splitlines()) == 1, err
-    assert match in err, err
+def _one_line_error(capsys, match):
+    assert_one_line_error(capsys.readouterr().err, match)
 
 
 def test_help_lists_commands(capsys):

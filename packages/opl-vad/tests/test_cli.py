@@ -4,7 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from icml26_shared.contract import check_contract
+from icml26_shared.contract import assert_one_line_error, check_contract
 from opl_vad.cli import main
 from opl_vad.paper import PAPER
 
@@ -12,10 +12,7 @@ CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 
 def _one_line_error(capsys, code, match):
-    assert code == 2
-    err = capsys.readouterr().err.strip()
-    assert "Traceback" not in err and len(err.splitlines()) == 1, err
-    assert match in err, err
+    assert_one_line_error(capsys.readouterr().err, match, code)
 
 
 def test_help_lists_commands(capsys):

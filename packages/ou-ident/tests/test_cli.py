@@ -4,6 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from icml26_shared.contract import assert_one_line_error
 from ou_ident.cli import main
 from ou_ident.paper import PAPER
 
@@ -11,11 +12,7 @@ CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 
 def _one_line_error(capsys, code, match):
-    assert code == 2
-    err = capsys.readouterr().err.strip()
-    assert "Traceback" not in err
-    assert len(err.splitlines()) == 1, err
-    assert match in err, err
+    assert_one_line_error(capsys.readouterr().err, match, code)
 
 
 def test_help_lists_commands(capsys):

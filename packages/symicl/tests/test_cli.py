@@ -4,6 +4,7 @@ from pathlib import Path
 
 import lightning.pytorch as pl
 import pytest
+from icml26_shared.contract import assert_one_line_error
 from symicl.classifier_module import ICLClassifierModule
 from symicl.cli import main
 from symicl.paper import PAPER
@@ -11,11 +12,8 @@ from symicl.paper import PAPER
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 
-def _one_line_error(capsys, match: str) -> None:
-    err = capsys.readouterr().err.strip()
-    assert "Traceback" not in err
-    assert len(err.splitlines()) == 1, err
-    assert match in err, err
+def _one_line_error(capsys, match):
+    assert_one_line_error(capsys.readouterr().err, match)
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from icml26_shared.contract import assert_one_line_error
 from icml26_shared.paper import discover_papers
 from wsnets.cli import main
 from wsnets.paper import PAPER
@@ -11,10 +12,7 @@ CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 
 def _one_line_error(capsys, match):
-    err = capsys.readouterr().err.strip()
-    assert "Traceback" not in err
-    assert len(err.splitlines()) == 1, err
-    assert match in err, err
+    assert_one_line_error(capsys.readouterr().err, match)
 
 
 def test_help_lists_commands(capsys):

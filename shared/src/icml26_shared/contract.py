@@ -11,6 +11,9 @@ configuration. It checks, on CPU:
 5. a checkpoint save / ``load_from_checkpoint`` round trip gives identical outputs.
 
 A failure raises ``AssertionError`` naming the step.
+
+:func:`assert_one_line_error` is the matching check for a package's command line: bad input
+must give one line on standard error naming the problem, never a traceback.
 """
 
 from __future__ import annotations
@@ -23,6 +26,22 @@ from typing import Any
 import lightning.pytorch as pl
 import numpy as np
 import torch
+
+
+def assert_one_line_error(stderr: str, match: str, code: int | None = None) -> None:
+    """Assert that ``stderr`` is one line containing ``match`` (and the exit ``code`` was 2).
+
+    Use with pytest's ``capsys``: ``assert_one_line_error(capsys.readouterr().err, "rank",
+    main([...]))``.
+
+    >>> assert_one_line_error("pkg: error: rate must be > 0", "rate", 2)
+    """
+    err = stderr.strip()
+    if code is not None:
+        assert code == 2, f"exit code {code}, expected 2; stderr: {err}"
+    assert "Traceback" not in err, err
+    assert len(err.splitlines()) == 1, err
+    assert match in err, err
 
 
 def _default_forward(model: pl.LightningModule, batch: Any) -> Any:
