@@ -54,3 +54,12 @@ def test_short_rl_run_is_finite(adv):
     assert all(torch.isfinite(p).all() for p in m.policy.parameters())
     if adv == "numca":
         assert isinstance(m.table, NumcaTable) and m.table.counts
+
+
+def test_zero_std_groups_get_zero_advantages_and_numca_root_falls_back_to_group_mean():
+    t = NumcaTable()
+    for mode in ("group", "numca"):
+        adv = token_advantages(mode, "p", ["1 2;", "3;"], [1.0, 1.0], [4, 2], t)
+        assert all(float(a.abs().max()) == 0.0 for a in adv)
+    adv = token_advantages("numca", "p", ["abc", "def"], [1.0, 0.0], [3, 3], NumcaTable())
+    assert float(adv[0][0]) > 0 > float(adv[1][0])  # root = group mean 0.5, not 0

@@ -111,11 +111,13 @@ class NumcaTable:
         final_reward: float,
         merge_threshold: int = 50,
         lam: float = 1.0,
+        root_fallback: float | None = None,
     ) -> torch.Tensor:
         """Per-token advantages of a response (``offsets``: character span of each token).
 
         A milestone is the first token after a new number; segment ``i`` starts there and its
-        value is ``V(numbers so far)``. The first segment starts at 0 with ``V(root)``.
+        value is ``V(numbers so far)``. The first segment starts at 0 with ``V(root)``;
+        ``root_fallback`` (e.g. the current group mean) replaces an unseen root.
         """
         if not offsets:
             raise ValueError("empty response: no tokens to assign advantages to")
@@ -135,7 +137,10 @@ class NumcaTable:
                 positions.append(tok)
                 states.append(list(seen))
         positions = merge_close_positions(positions, merge_threshold)
-        boundaries, values = [0], [self.value(problem_id, [])]
+        root = self.value(problem_id, [])
+        if root_fallback is not None and state_key([]) not in self.counts.get(problem_id, {}):
+            root = float(root_fallback)
+        boundaries, values = [0], [root]
         for pos, st in zip(positions, states, strict=True):
             if pos == boundaries[-1]:  # merged: the later state wins
                 values[-1] = self.value(problem_id, st)

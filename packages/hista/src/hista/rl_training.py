@@ -5,7 +5,10 @@
    milestones with a persistent ``NumcaTable`` (updated after the step, so a rollout never
    sees its own reward). ``hista``: node values ``[group mean, V_1..V_{m-1}]`` from the
    *other* rollouts of the group (``include_self=False``), then segment GAE with ``lam``.
-   All are divided by the group reward std (``scale_rewards="group"``).
+   All are divided by the group reward std (``scale_rewards="group"``); a group whose rewards
+   are all equal gets zero advantages (the recipe's dynamic sampling drops such groups;
+   without this, Numca's ``R - V`` would be divided by ~0). Numca's unseen root (first visit
+   of a problem) falls back to the current group mean.
 2. ``policy_loss``: token-level surrogate for ``loss_type``: ``grpo`` (PPO clip, mean per
    sequence then over sequences), ``dapo`` (clip with ``eps_high``, mean over all tokens),
    ``dr_grpo`` (sum over tokens / (batch * max_len)), ``cispo`` (clipped, stop-gradient IS
@@ -90,7 +93,10 @@ def token_advantages(
             f"need >= 2 rollouts with matching rewards and lengths, got "
             f"{len(responses)}, {len(rewards)}, {len(lengths)}"
         )
-    std = float(np.std(rewards, ddof=1)) + eps
+    std = float(np.std(rewards, ddof=1))
+    if std == 0.0:  # dynamic sampling: no learning signal in this group
+        return [torch.zeros(n) for n in lengths]
+    std += eps
     if mode == "group":
         mean = float(np.mean(rewards))
         adv = [torch.full((n,), r - mean) for r, n in zip(rewards, lengths, strict=True)]
@@ -99,7 +105,13 @@ def token_advantages(
             raise ValueError("numca advantages need a NumcaTable")
         adv = [
             table.segment_advantages(
-                problem_id, resp, [(k, k + 1) for k in range(n)], r, merge_threshold, lam
+                problem_id,
+                resp,
+                [(k, k + 1) for k in range(n)],
+                r,
+                merge_threshold,
+                lam,
+                root_fallback=float(np.mean(rewards)),
             )
             for resp, r, n in zip(responses, rewards, lengths, strict=True)
         ]
