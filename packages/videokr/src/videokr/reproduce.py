@@ -22,7 +22,7 @@ def _text(r: dict) -> str:
 
 def _score(records, letters) -> tuple[float, float]:
     outs = [f"<think>x</think><answer>{c}</answer>" for c in letters]
-    acc = np.mean([accuracy_reward(o, r["solution"]) for o, r in zip(outs, records)])
+    acc = np.mean([accuracy_reward(o, r["solution"]) for o, r in zip(outs, records, strict=True)])
     fmt = np.mean([format_reward(o) for o in outs])
     return float(acc), float(fmt)
 

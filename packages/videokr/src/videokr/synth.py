@@ -36,7 +36,7 @@ def make_corpus(n: int, seed: int = 0, frames: int = 8) -> tuple[list[dict], np.
             {
                 "id": f"synth-{seed}-{i}",
                 "question": "Which way does the blob move?",
-                "options": [f"{k}. {o}" for k, o in zip("AB", opts)],
+                "options": [f"{k}. {o}" for k, o in zip("AB", opts, strict=True)],
                 "problem_type": "multiple choice",
                 "solution": f"<answer>{letter}</answer>",
                 "subject": "SynthKR",
