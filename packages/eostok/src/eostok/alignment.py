@@ -40,7 +40,9 @@ class ImplicitAlignment(nn.Module):
     def __init__(self, width: int, teacher_dim: int, grid: int) -> None:
         super().__init__()
         self.grid = grid
-        self.proj = nn.Sequential(nn.Linear(width, 2 * width), nn.SiLU(), nn.Linear(2 * width, teacher_dim))
+        self.proj = nn.Sequential(
+            nn.Linear(width, 2 * width), nn.SiLU(), nn.Linear(2 * width, teacher_dim)
+        )
 
     def forward(self, dec_feats: torch.Tensor, teacher_map: torch.Tensor) -> torch.Tensor:
         """``dec_feats`` ``(B, P, width)``, ``teacher_map`` ``(B, D_t, h, w)`` -> scalar loss."""

@@ -56,7 +56,11 @@ class ARPrior(nn.Module):
         super().__init__()
         if num_tokens < 1:
             raise ValueError(f"number of tokens must be at least 1, got {num_tokens}")
-        self.num_tokens, self.codebook_size, self.num_classes = num_tokens, codebook_size, num_classes
+        self.num_tokens, self.codebook_size, self.num_classes = (
+            num_tokens,
+            codebook_size,
+            num_classes,
+        )
         self.class_emb = nn.Embedding(num_classes, width)
         self.token_in = nn.Linear(token_dim, width)
         self.pos = nn.Parameter(0.02 * torch.randn(1, num_tokens, width))

@@ -71,7 +71,11 @@ class EOSTokModule(pl.LightningModule):
         super().__init__()
         if stage not in ("tokenizer", "prior", "joint"):
             raise ValueError(f"stage must be tokenizer, prior or joint, got {stage!r}")
-        for name, w in (("ar_weight", ar_weight), ("apr_weight", apr_weight), ("align_weight", align_weight)):
+        for name, w in (
+            ("ar_weight", ar_weight),
+            ("apr_weight", apr_weight),
+            ("align_weight", align_weight),
+        ):
             if w < 0:
                 raise ValueError(f"{name} must be non-negative, got {w}")
         self.save_hyperparameters()
@@ -88,7 +92,9 @@ class EOSTokModule(pl.LightningModule):
         if tokenizer_checkpoint is not None:
             state = torch.load(tokenizer_checkpoint, map_location="cpu", weights_only=False)
             state = state.get("state_dict", state)
-            tok = {k[len("tokenizer.") :]: v for k, v in state.items() if k.startswith("tokenizer.")}
+            tok = {
+                k[len("tokenizer.") :]: v for k, v in state.items() if k.startswith("tokenizer.")
+            }
             self.tokenizer.load_state_dict(tok)
         self.set_stage(stage)
 

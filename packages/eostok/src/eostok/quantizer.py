@@ -113,7 +113,9 @@ class CosineVectorQuantizer(nn.Module):
     def lookup_soft(self, probs: torch.Tensor) -> torch.Tensor:
         """Expected code ``probs @ E`` for probabilities ``(..., C)`` (differentiable)."""
         if probs.shape[-1] != self.codebook_size:
-            raise ValueError(f"probabilities need {self.codebook_size} entries, got {probs.shape[-1]}")
+            raise ValueError(
+                f"probabilities need {self.codebook_size} entries, got {probs.shape[-1]}"
+            )
         return probs @ self.codebook
 
     def forward(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

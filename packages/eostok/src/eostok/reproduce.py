@@ -35,7 +35,18 @@ VARIANTS = {
     "e2e + APR": dict(stage="joint", apr_weight=1.0, align_weight=0.0),
     "e2e + APR + align": dict(stage="joint", apr_weight=1.0, align_weight=0.5),
 }
-COLUMNS = ["variant", "seed", "PSNR", "usage", "perplexity", "AR NLL", "rFID", "gFID", "class acc", "time"]
+COLUMNS = [
+    "variant",
+    "seed",
+    "PSNR",
+    "usage",
+    "perplexity",
+    "AR NLL",
+    "rFID",
+    "gFID",
+    "class acc",
+    "time",
+]
 
 
 @dataclass(frozen=True)

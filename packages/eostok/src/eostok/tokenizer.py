@@ -24,7 +24,12 @@ def vit_blocks(width: int, depth: int, heads: int) -> nn.ModuleList:
     """``depth`` pre-norm transformer encoder layers of ``width`` (GELU MLP, ratio 4)."""
     return nn.ModuleList(
         nn.TransformerEncoderLayer(
-            width, heads, 4 * width, dropout=0.0, activation="gelu", batch_first=True,
+            width,
+            heads,
+            4 * width,
+            dropout=0.0,
+            activation="gelu",
+            batch_first=True,
             norm_first=True,
         )
         for _ in range(depth)
@@ -76,11 +81,11 @@ class OneDTokenizer(nn.Module):
     ) -> None:
         super().__init__()
         if patch_size < 1 or image_size % patch_size:
-            raise ValueError(
-                f"image size {image_size} is not divisible by patch size {patch_size}"
-            )
+            raise ValueError(f"image size {image_size} is not divisible by patch size {patch_size}")
         if num_latent_tokens < 1:
-            raise ValueError(f"number of latent tokens K must be at least 1, got {num_latent_tokens}")
+            raise ValueError(
+                f"number of latent tokens K must be at least 1, got {num_latent_tokens}"
+            )
         self.image_size, self.patch_size, self.channels = image_size, patch_size, channels
         self.grid = image_size // patch_size
         self.num_patches = self.grid**2
