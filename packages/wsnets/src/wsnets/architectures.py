@@ -1,7 +1,8 @@
 """Registry of the weight-space architectures compared by the paper, and budget matching.
 
-``MODELS`` names every family: ``dws`` (DWSNets), ``np`` (NP-NFN, no positional
-encoding: over-symmetric), ``np_pe`` (NP-NFN+PE), ``gmn`` (neural-graph message passing),
+``MODELS`` names every family: ``dws`` (DWSNets), ``hnp`` (HNP-NFN), ``np`` (NP-NFN, no
+positional encoding: over-symmetric), ``np_pe`` (NP-NFN+PE), ``nft`` (NF-Transformer),
+``gmn`` (neural-graph message passing),
 ``mlp`` (flat MLP; ``mlp_aug`` is the same network trained with permutation augmentation)
 and ``canon`` (bias-sort canonicalisation + MLP). :func:`build_model` builds one;
 :func:`matched_hidden` finds the largest width whose parameter count stays within a budget
@@ -15,9 +16,10 @@ from collections.abc import Sequence
 from wsnets.baselines import CanonicalMLP, FlatMLP
 from wsnets.dws import NPNFN, DWSNet, WeightSpaceNet
 from wsnets.neural_graph import GMN
+from wsnets.nf_transformer import HNPNFN, NFT
 
-MODELS = ("dws", "np", "np_pe", "gmn", "mlp", "mlp_aug", "canon")
-EQUIVARIANT = ("dws", "np_pe", "gmn")
+MODELS = ("dws", "hnp", "np", "np_pe", "nft", "gmn", "mlp", "mlp_aug", "canon")
+EQUIVARIANT = ("dws", "hnp", "np_pe", "nft", "gmn")
 
 
 def build_model(
@@ -37,6 +39,10 @@ def build_model(
     """
     if name == "dws":
         return DWSNet(arch, hidden, depth, head, out_dim)
+    if name == "hnp":
+        return HNPNFN(arch, hidden, depth, head, out_dim)
+    if name == "nft":
+        return NFT(arch, hidden, depth, head, out_dim)
     if name in ("np", "np_pe"):
         return NPNFN(arch, hidden, depth, head, out_dim, pos_enc=name == "np_pe")
     if name == "gmn":

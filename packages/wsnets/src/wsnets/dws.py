@@ -49,7 +49,7 @@ class WeightSpaceNet(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
     def _check(self, v: WeightSpace) -> WeightSpace:
-        return v.check_arch(self.arch)
+        return v.check_arch(self.arch).check_finite()
 
 
 class DWSNet(WeightSpaceNet):
