@@ -10,9 +10,10 @@ from wsnets.weight_space import WeightSpace, image_coords
 ARCH = [2, 6, 6, 1]
 
 
-def test_f1_is_bit_identical_to_the_plain_residual_editor():
+@pytest.mark.parametrize("name", ["dws", "hnp", "np_pe", "nft", "gmn", "mlp"])
+def test_f1_is_bit_identical_to_the_plain_residual_editor(name):
     torch.manual_seed(0)
-    editor = INREditor(ARCH, "dws", hidden=4, depth=2, F=1, image_size=5)
+    editor = INREditor(ARCH, name, hidden=4, depth=2, F=1, image_size=5)
     v = WeightSpace.random(ARCH, batch=3, scale=0.1)
     with torch.no_grad():
         delta = editor.net(editor.normalise(v))  # the base model's single edit
@@ -58,10 +59,10 @@ def test_ensemble_is_the_mean_of_its_members():
     assert torch.allclose(ens.render(edited, x, "relu"), sum(members) / 3, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["dws", "np_pe", "gmn", "mlp"])
+@pytest.mark.parametrize("name", ["dws", "hnp", "np_pe", "nft", "gmn", "mlp"])
 @pytest.mark.parametrize("F", [2, 4, 8])
 def test_budget_is_matched(name, F):
-    width = {"dws": 6, "np_pe": 6, "gmn": 12, "mlp": 32}[name]
+    width = {"dws": 6, "hnp": 6, "np_pe": 6, "nft": 6, "gmn": 12, "mlp": 32}[name]
     base = n_params(name, ARCH, width, 2, "equivariant", 1)
     h = matched_hidden(name, ARCH, width, 2, F)
     assert n_params(name, ARCH, h, 2, "equivariant", F) <= base

@@ -16,7 +16,7 @@ one learned einsum per basis term, so it spans the whole commutant: the DWS laye
 ``fixed_labels={0, L}``, the NP-NFN layer (Zhou et al.) for ``fixed_labels=()``. The count
 :meth:`EquivariantLinear.n_basis` is checked against the numerically computed commutant
 dimension in :mod:`wsnets.commutant`. (HNP-NFN spans the same hidden-neuron commutant as
-DWS, so it is not a separate class here.)
+DWS; :class:`wsnets.nf_transformer.HNPNFN` uses this layer with ``fixed_labels={0, L}``.)
 
 Sums are taken as means over the permuted axis (the same span, better scaled).
 """

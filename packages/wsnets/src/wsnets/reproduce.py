@@ -6,7 +6,7 @@ Paper: "On the Expressive Power of Permutation-Equivariant Weight-Space Networks
 One run, on zoos the package generates offline (digits SIRENs, sine SIRENs, trained MLPs):
 
 1. invariant tasks for every family (flat MLP, flat MLP + permutation augmentation,
-   canonicalise-then-MLP, DWS, NP-NFN+PE, GMN): digit-INR classification accuracy, sine
+   canonicalise-then-MLP, DWS, HNP-NFN, NP-NFN+PE, NF-Transformer, GMN): digit-INR classification accuracy, sine
    frequency R^2, zoo generalisation Kendall tau -- all at the best-validation epoch;
 2. INR editing (dilation) with the output ensemble, ``F`` in {1, 2, 4, 8} (quick: {1, 8}),
    meta-network width reduced for ``F > 1`` so parameters never exceed the ``F = 1`` model;
@@ -59,26 +59,46 @@ QUICK = Setting(
     edit_epochs=6,
     F_values=(1, 8),
     edit_models=("dws", "gmn"),
-    widths={"dws": 6, "np_pe": 6, "gmn": 12, "mlp": 64, "mlp_aug": 64, "canon": 64},
+    widths={
+        "dws": 6,
+        "hnp": 6,
+        "np_pe": 6,
+        "nft": 6,
+        "gmn": 12,
+        "mlp": 64,
+        "mlp_aug": 64,
+        "canon": 64,
+    },
 )
 FULL = Setting(
-    n_images=800,
-    fit_steps=300,
-    n_sine=600,
-    n_zoo=600,
-    epochs=25,
-    edit_epochs=20,
+    n_images=400,
+    fit_steps=200,
+    n_sine=320,
+    n_zoo=320,
+    epochs=12,
+    edit_epochs=10,
     F_values=(1, 2, 4, 8),
     edit_models=("dws", "gmn"),
-    widths={"dws": 12, "np_pe": 12, "gmn": 24, "mlp": 256, "mlp_aug": 256, "canon": 256},
+    widths={
+        "dws": 8,
+        "hnp": 8,
+        "np_pe": 8,
+        "nft": 8,
+        "gmn": 16,
+        "mlp": 96,
+        "mlp_aug": 96,
+        "canon": 96,
+    },
 )
-MODELS = ("mlp", "mlp_aug", "canon", "dws", "np_pe", "gmn")
+MODELS = ("mlp", "mlp_aug", "canon", "dws", "hnp", "np_pe", "nft", "gmn")
 LABELS = {
     "mlp": "flat MLP",
     "mlp_aug": "flat MLP + perm. aug.",
     "canon": "canonicalise + MLP",
     "dws": "DWS",
+    "hnp": "HNP-NFN",
     "np_pe": "NP-NFN+PE",
+    "nft": "NF-Transformer",
     "gmn": "GMN (neural graph)",
 }
 
