@@ -11,7 +11,7 @@ from watersic.layer_quantizer import output_error, quantize_matrix, whitened_tar
 from watersic.rescalers import fit_rescalers
 from watersic.second_moment import damped_cholesky
 from watersic.sic import sic, sic_reference
-from watersic.synthetic import eigenvalues, gaussian_weights, spectrum_covariance
+from watersic.synthetic import SPECTRA, eigenvalues, gaussian_weights, spectrum_covariance
 
 
 def entropy_gap(q, lam):
@@ -174,15 +174,26 @@ def test_dead_columns_give_zeros_and_no_nan(gen):
     assert (What[:, [3, 5]] == 0).all()
 
 
-@pytest.mark.parametrize("spectrum", ["identity", "power2", "rotated_power2", "diag_1e4"])
+@pytest.mark.parametrize("spectrum", SPECTRA)
 def test_watersic_not_worse_than_baselines_at_equal_rate(spectrum, gen):
+    """WaterSIC's distortion is at or below every baseline's: at equal total rate against the
+    fixed grids (GPTQ, RTN, HQQ when installed), at equal code entropy against Huffman-GPTQ."""
+    from watersic import anchors
     from watersic.gptq import gptq_quantize
     from watersic.rtn import rtn_quantize
 
     W = gaussian_weights(512, 32, gen)
-    S = spectrum_covariance(spectrum, 32, gen)
-    g = gptq_quantize(W, S, bits=3)
-    r = rtn_quantize(W, S, bits=3)
-    h = huffman_gptq(W, S, rate=g.rate)
-    q = quantize_matrix(W, S, rate=g.rate)
-    assert q.distortion <= min(g.distortion, r.distortion, h.distortion)
+    a, n = W.shape
+    S = spectrum_covariance(spectrum, n, gen)
+    fixed = [gptq_quantize(W, S, bits=3), rtn_quantize(W, S, bits=3)]
+    if anchors.available("hqq"):
+        fixed.append(anchors.hqq_quantize(W, S, bits=3, group_size=32))
+    for b in fixed:
+        q = quantize_matrix(W, S, rate=b.rate)
+        assert q.rate <= b.rate + 0.01
+        assert q.distortion <= b.distortion, (b.method, q.distortion, b.distortion)
+    h = huffman_gptq(W, S, rate=3.0)
+    code_entropy = h.rate - h.side_bits / (a * n)
+    q = quantize_matrix(W, S, rate=code_entropy + q.side_bits / (a * n))
+    assert abs(q.rate - q.side_bits / (a * n) - code_entropy) < 0.01
+    assert q.distortion <= h.distortion, (q.distortion, h.distortion)
