@@ -37,7 +37,7 @@ def test_help_lists_commands(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
     for cmd in ("fit", "validate", "test", "predict", "reproduce", "sweep", "circuits",
-                "knockout", "benchmark"):  # fmt: skip
+                "knockout", "benchmark", "vlm-heads"):  # fmt: skip
         assert cmd in out
     assert PAPER.title in out
 

@@ -70,6 +70,7 @@ def sweep(
     eps: float = 0.1,
     n_heads: int = 1,
     n_layers: int = 2,
+    max_positions: int = 65,
     eval_sequences: int = 500,
     seed: int = 0,
 ) -> None:
@@ -87,6 +88,8 @@ def sweep(
         eps: Within-class noise.
         n_heads: Heads per layer.
         n_layers: Decoder depth.
+        max_positions: Position capacity; for ape/hybrid, a capacity equal to the sequence
+            length 2N+1 turns off the random per-sequence position offset.
         eval_sequences: Sequences per evaluation split.
         seed: Seed of the banks, the stream and the initialisation.
     """
@@ -106,7 +109,9 @@ def sweep(
         )  # fmt: skip
         for pos in positions:
             pl.seed_everything(seed, verbose=False)
-            module = Stage1Module(D, L, n_layers=n_layers, n_heads=n_heads, pos=pos)
+            module = Stage1Module(
+                D, L, n_layers=n_layers, n_heads=n_heads, pos=pos, max_positions=max_positions
+            )
             pl.Trainer(
                 accelerator="cpu", devices=1, max_steps=steps, logger=False,
                 enable_checkpointing=False, enable_progress_bar=False,
@@ -257,6 +262,49 @@ def benchmark(
     print(f"generator: {rate:,.0f} sequences/s (batch {batch_size}, K={K}, N={N})")
 
 
+def vlm_heads(
+    model: str = "Qwen/Qwen2.5-VL-3B-Instruct",
+    tiny: bool = False,
+    prompts: int = 64,
+    N: int = 8,
+    B: int = 2,
+    top_k: int = 1,
+    seed: int = 0,
+) -> None:
+    """Rank a pretrained model's heads by induction strength and knock out the top ones.
+
+    Args:
+        model: Hugging Face model id or local directory (Qwen2.5-VL or a causal LM).
+        tiny: Use a randomly initialised tiny Qwen2.5-VL instead (offline dry run).
+        prompts: Number of token-level ICL prompts.
+        N: Context pairs per prompt.
+        B: Burst size.
+        top_k: Heads knocked out per row.
+        seed: Seed of the prompts and the random heads.
+    """
+    from mmicl import vlm_heads as vh
+
+    try:
+        if tiny:
+            net = vh.tiny_qwen2_5_vl(seed)
+        else:
+            from icml26_shared.hub import HubUnavailableError
+
+            try:
+                net = vh.load_vlm(model)
+            except HubUnavailableError as exc:
+                raise ValueError(" ".join(str(exc).split())) from None
+    except ImportError as exc:
+        raise ValueError(str(exc)) from None
+    items, labels = vh.default_token_pools(net)
+    batch = vh.induction_prompts(prompts, N, B, items, labels, seed)
+    ranks = sorted(vh.rank_heads(net, batch), key=lambda r: -r["ih"])
+    for r in ranks[:5]:
+        print(f"L{r['layer']}H{r['head']:<3d} IH {r['ih']:.4f}  prev {r['prev']:.4f}")
+    for row in vh.vlm_knockout_table(net, batch, labels, top_k, seed):
+        print(f"{row['knockout']:32s} {row['heads']:24s} ICL acc {row['ICL acc']:.3f}")
+
+
 def _condense(message: str) -> str:
     """One line from jsonargparse's multi-line subclass-resolution errors.
 
@@ -306,6 +354,7 @@ def build_cli() -> PaperCLI:
             "circuits": circuits,
             "knockout": knockout,
             "benchmark": benchmark,
+            "vlm-heads": vlm_heads,
         },
     )
 
