@@ -70,3 +70,61 @@ def test_zoo_without_variant_metadata_is_rejected(tmp_path):
         load_zoo(folder)
     with pytest.raises(ValueError, match="not a zoo folder"):
         load_zoo(tmp_path / "missing")
+
+
+def _dwsnets_release(root, sizes=(4, 2, 2), arch=(2, 5, 5, 1)):
+    """A tiny folder in the DWSNets layout: one state dict per INR plus a splits JSON."""
+    import json
+
+    from torch import nn
+
+    table, k = {}, 0
+    for split, n in zip(("train", "val", "test"), sizes, strict=True):
+        table[split] = {"path": [], "label": []}
+        for _ in range(n):
+            torch.manual_seed(k)
+            net = nn.Sequential(
+                *[nn.Linear(i, o) for i, o in zip(arch[:-1], arch[1:], strict=True)]
+            )
+            f = root / f"inr_{k}.pth"
+            torch.save(net.state_dict(), f)
+            table[split]["path"].append(f.name)
+            table[split]["label"].append(str(k % 10))
+            k += 1
+    (root / "splits.json").write_text(json.dumps(table))
+    return root / "splits.json"
+
+
+def test_dwsnets_split_folder_loads_with_its_own_splits(tmp_path):
+    from wsnets.zoo_data import DWSNetsSplitDataModule
+
+    splits = _dwsnets_release(tmp_path)
+    dm = DWSNetsSplitDataModule(str(splits), variant="dwsnets", batch_size=3)
+    dm.setup()
+    assert dm.meta["arch"] == [2, 5, 5, 1] and dm.meta["variant"] == "dwsnets"
+    assert [len(dm.idx[s]) for s in ("train", "val", "test")] == [4, 2, 2]
+    assert dm.zoo.targets["label"].tolist() == [k % 10 for k in range(8)]
+    torch.manual_seed(6)
+    ref = torch.nn.Linear(2, 5).weight  # first layer of INR 6 (test split, first item)
+    assert torch.equal(dm.zoo.params.weights[0][6, :, :, 0], ref.detach())
+    batch = next(iter(dm.test_dataloader()))
+    assert batch["weights"][0].shape == (2, 5, 2, 1)
+
+
+def test_dwsnets_split_folder_bad_input(tmp_path):
+    from wsnets.zoo_data import DWSNetsSplitDataModule
+
+    with pytest.raises(ValueError, match="does not exist"):
+        DWSNetsSplitDataModule(str(tmp_path / "none.json"), variant="dwsnets").setup()
+    splits = _dwsnets_release(tmp_path)
+    with pytest.raises(ValueError, match="unknown SIREN variant"):
+        DWSNetsSplitDataModule(str(splits), variant="").setup()
+    (tmp_path / "bad.json").write_text('{"train": {}}')
+    with pytest.raises(ValueError, match="not a DWSNets splits file"):
+        DWSNetsSplitDataModule(str(tmp_path / "bad.json"), variant="dwsnets").setup()
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    _dwsnets_release(mixed, arch=(2, 5, 5, 1))
+    torch.save(torch.nn.Sequential(torch.nn.Linear(2, 3)).state_dict(), mixed / "inr_7.pth")
+    with pytest.raises(ValueError, match="different architecture"):
+        DWSNetsSplitDataModule(str(mixed / "splits.json"), variant="dwsnets").setup()

@@ -156,6 +156,10 @@ class WeightSpace:
             if len(ws) != len(bs) or not ws:
                 raise ValueError(f"state dict {k}: needs matching '*.weight' and '*.bias' entries")
             per_net.append((ws, bs))
+        shapes = [tuple(t.shape) for t in per_net[0][0] + per_net[0][1]]
+        for k, (w, b) in enumerate(per_net):
+            if [tuple(t.shape) for t in w + b] != shapes:
+                raise ValueError(f"state dict {k} has a different architecture from state dict 0")
         n_layers = len(per_net[0][0])
         ws = [
             torch.stack([p[0][i].detach().float() for p in per_net])[..., None]

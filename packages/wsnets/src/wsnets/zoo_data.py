@@ -26,6 +26,8 @@ from torch.utils.data import DataLoader, Dataset
 
 from wsnets.inr_zoo import Zoo, load_zoo, make_digits_zoo, make_sine_zoo
 from wsnets.mlp_zoo import make_mlp_zoo
+from wsnets.siren import check_variant
+from wsnets.weight_space import WeightSpace
 
 
 def default_cache_dir() -> Path:
@@ -98,18 +100,21 @@ class ZooDataModule(pl.LightningDataModule):
     def build_zoo(self) -> Zoo:
         raise TypeError(f"{type(self).__name__} must define build_zoo()")
 
-    def setup(self, stage: str | None = None) -> None:
-        if self.zoo is not None:
-            return
-        self.zoo = self.build_zoo()
-        n = len(self.zoo)
+    def split_indices(self, n: int) -> dict[str, torch.Tensor]:
+        """Seeded random train/val/test split of ``n`` networks."""
         perm = torch.randperm(n, generator=torch.Generator().manual_seed(self.seed))
         n_val, n_test = max(1, int(n * self.val_fraction)), max(1, int(n * self.test_fraction))
-        self.idx = {
+        return {
             "test": perm[:n_test],
             "val": perm[n_test : n_test + n_val],
             "train": perm[n_test + n_val :],
         }
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.zoo is not None:
+            return
+        self.zoo = self.build_zoo()
+        self.idx = self.split_indices(len(self.zoo))
         tr = self.idx["train"]
         scales = []
         for w, b in zip(self.zoo.params.weights, self.zoo.params.biases, strict=True):
@@ -293,3 +298,78 @@ class PrefitINRDataModule(ZooDataModule):
                 f"zoo {self.path!r} has no target {self.target!r}; it has {sorted(zoo.targets)}"
             )
         return zoo
+
+
+class DWSNetsSplitDataModule(ZooDataModule):
+    """Pre-fit INRs in the DWSNets release layout: a splits JSON plus one state dict per INR.
+
+    The JSON maps ``train`` / ``val`` / ``test`` to ``{"path": [...], "label": [...]}``; each
+    path is a ``torch.save``-d state dict of an MLP's ``nn.Linear`` layers (``*.weight`` of
+    shape ``(d_out, d_in)``, ``*.bias``). The release records no SIREN variant, so it must be
+    given (``variant="dwsnets"`` for the original MNIST / Fashion-MNIST INRs: ``w0 = 30``,
+    output offset +0.5); the splits of the file are used as they are.
+
+    Parameters
+    ----------
+    splits:
+        Path of the splits JSON (relative INR paths are resolved against its folder).
+    variant:
+        ``"dwsnets"`` or ``"sitzmann"`` (required: the files do not say).
+    image_size, w0:
+        Side of the rendered image and the SIREN frequency (for editing / rendering).
+    """
+
+    def __init__(
+        self,
+        splits: str,
+        variant: str,
+        image_size: int = 28,
+        w0: float = 30.0,
+        batch_size: int = 32,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(batch_size, 0.15, 0.15, seed, None)
+        self.splits, self.variant, self.image_size, self.w0 = splits, variant, image_size, w0
+
+    def build_zoo(self) -> Zoo:
+        offset = check_variant(self.variant)
+        path = Path(self.splits)
+        if not path.is_file():
+            raise ValueError(f"splits file {self.splits!r} does not exist")
+        try:
+            table = json.loads(path.read_text())
+            lists = {s: (table[s]["path"], table[s]["label"]) for s in ("train", "val", "test")}
+        except (ValueError, KeyError, TypeError) as err:
+            raise ValueError(
+                f"{self.splits!r} is not a DWSNets splits file "
+                f"(train/val/test -> path/label lists): {err}"
+            ) from err
+        states, labels, self._sizes = [], [], {}
+        for split, (paths, labs) in lists.items():
+            if len(paths) != len(labs) or not paths:
+                raise ValueError(f"{self.splits!r}: split {split!r} is empty or its lists differ")
+            self._sizes[split] = len(paths)
+            for p in paths:
+                f = Path(p) if Path(p).is_absolute() else path.parent / p
+                states.append(torch.load(f, map_location="cpu", weights_only=True))
+            labels += [int(x) for x in labs]
+        params = WeightSpace.from_state_dicts(states).check_finite()
+        meta = {
+            "kind": "dwsnets-prefit",
+            "variant": self.variant,
+            "activation": "sine",
+            "w0": self.w0,
+            "offset": offset,
+            "arch": list(params.arch),
+            "size": self.image_size,
+            "source": str(path.name),
+        }
+        return Zoo(params, {"label": torch.tensor(labels)}, meta)
+
+    def split_indices(self, n: int) -> dict[str, torch.Tensor]:
+        a, b = self._sizes["train"], self._sizes["train"] + self._sizes["val"]
+        return {
+            "train": torch.arange(0, a),
+            "val": torch.arange(a, b),
+            "test": torch.arange(b, n),
+        }
