@@ -15,7 +15,16 @@ TINY = rep.Setting(
     edit_epochs=1,
     F_values=(1, 2),
     edit_models=("dws",),
-    widths={"dws": 2, "np_pe": 2, "gmn": 3, "mlp": 8, "mlp_aug": 8, "canon": 8},
+    widths={
+        "dws": 2,
+        "hnp": 2,
+        "np_pe": 2,
+        "nft": 2,
+        "gmn": 3,
+        "mlp": 8,
+        "mlp_aug": 8,
+        "canon": 8,
+    },
     batch_size=8,
 )
 
@@ -30,6 +39,7 @@ def test_reproduce_tiny(tmp_path, monkeypatch):
     main, checks, comm = data["tables"]
     models = [r["model"] for r in main["rows"]]
     assert "DWS" in models and "no edit (anchor)" in models
+    assert "NF-Transformer" in models and "HNP-NFN" in models
     for row in checks["rows"]:
         if "flat" not in row["model"]:
             assert row["invariant head rel. error"] < 1e-4, row
