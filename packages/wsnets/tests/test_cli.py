@@ -111,3 +111,21 @@ def test_edit_rejects_a_broken_checkpoint(tmp_path, capsys):
     ckpt.write_bytes(b"not a checkpoint")
     assert main(["edit", "--ckpt", str(ckpt), "--inr", str(tmp_path / "zoo")]) == 2
     _one_line_error(capsys, "cannot read checkpoint")
+
+
+def test_every_config_names_a_known_model_and_importable_classes():
+    import importlib
+
+    import yaml
+    from wsnets.architectures import MODELS
+
+    files = sorted(CONFIGS.glob("*.yaml"))
+    assert len(files) >= 30
+    seen = set()
+    for f in files:
+        cfg = yaml.safe_load(f.read_text())
+        for part in ("model", "data"):
+            mod, _, cls = cfg[part]["class_path"].rpartition(".")
+            assert hasattr(importlib.import_module(mod), cls), f
+        seen.add(cfg["model"]["init_args"]["model"])
+    assert seen <= set(MODELS) and {"nft", "hnp", "gmn", "dws", "np_pe"} <= seen
