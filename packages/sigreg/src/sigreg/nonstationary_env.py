@@ -31,10 +31,15 @@ CARTPOLE_DYNAMICS = {"force_mag": (10.0, 5.0, 20.0), "gravity": (9.8, 19.6, 4.9)
 def make_vector_env(env_id: str, num_envs: int, seed: int = 0) -> gym.vector.VectorEnv:
     """``num_envs`` synchronous copies of ``env_id`` with same-step autoreset.
 
-    MinAtar ids (``MinAtar/Breakout-v1``) need the optional ``minatar`` package.
+    MinAtar ids (``MinAtar/Breakout-v1``) need the optional ``minatar`` package. Atari ids
+    (``ALE/Breakout-v5``, the real path) need ``ale-py`` and get the paper's (CleanRL /
+    PQN) preprocessing: no sticky actions, up to 30 no-ops, frame skip 4 with max-pooling,
+    84 x 84 grayscale, reward clipped to its sign, 4 stacked frames.
     """
     if num_envs < 1:
         raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+    if env_id.startswith("ALE/"):
+        return _make_atari_vector_env(env_id, num_envs, seed)
     if env_id.startswith("MinAtar/"):
         try:
             import minatar.gym  # noqa: F401  (registers the MinAtar ids)
@@ -50,6 +55,41 @@ def make_vector_env(env_id: str, num_envs: int, seed: int = 0) -> gym.vector.Vec
             num_envs,
             vectorization_mode="sync",
             vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
+        )
+    except gym.error.Error as err:
+        raise ValueError(f"cannot build environment {env_id!r}: {err}") from err
+    env.reset(seed=seed)
+    env.action_space.seed(seed)
+    return env
+
+
+def _make_atari_vector_env(env_id: str, num_envs: int, seed: int) -> gym.vector.VectorEnv:
+    try:
+        import ale_py
+    except ImportError as err:
+        raise ValueError(
+            f"environment {env_id!r} needs the optional package 'ale-py' (pip install 'sigreg[real]')"
+        ) from err
+    gym.register_envs(ale_py)
+    if env_id not in gym.registry:
+        raise ValueError(f"unknown environment id {env_id!r} (not registered by ale-py)")
+
+    def preprocess(env: gym.Env) -> gym.Env:
+        env = gym.wrappers.AtariPreprocessing(
+            env, noop_max=30, frame_skip=4, screen_size=84, grayscale_obs=True
+        )
+        env = gym.wrappers.TransformReward(env, lambda r: float(np.sign(r)))
+        return gym.wrappers.FrameStackObservation(env, 4)
+
+    try:
+        env = gym.make_vec(
+            env_id,
+            num_envs,
+            vectorization_mode="sync",
+            vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
+            wrappers=[preprocess],
+            frameskip=1,
+            repeat_action_probability=0.0,
         )
     except gym.error.Error as err:
         raise ValueError(f"cannot build environment {env_id!r}: {err}") from err
@@ -102,7 +142,8 @@ class NonStationaryVectorEnv(gym.vector.VectorWrapper):
         if not self.reward_scales:
             raise ValueError("reward_scales must not be empty")
         self.dynamics = dict(dynamics or {})
-        self.obs_dim = int(np.prod(env.single_observation_space.shape))
+        self.raw_obs_shape = tuple(int(d) for d in env.single_observation_space.shape)
+        self.obs_dim = int(np.prod(self.raw_obs_shape))
         self.perms = None
         if permutations is not None:
             self.perms = [np.asarray(p, dtype=np.int64) for p in permutations]

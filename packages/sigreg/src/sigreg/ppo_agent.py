@@ -21,7 +21,7 @@ import torch
 from torch import nn
 from torch.distributions import Categorical
 
-from sigreg.encoder import Trunk
+from sigreg.encoder import make_trunk
 from sigreg.nonstationary_env import build_env
 from sigreg.sigreg_loss import SIGReg, combine_losses
 
@@ -58,9 +58,19 @@ class ActorCritic(nn.Module):
         (torch.Size([3, 2]), torch.Size([3]))
     """
 
-    def __init__(self, obs_dim: int, n_actions: int, hidden: int = 64, depth: int = 2):
+    def __init__(
+        self,
+        obs_dim: int,
+        n_actions: int,
+        hidden: int = 64,
+        depth: int = 2,
+        encoder: str = "mlp",
+        obs_shape: tuple[int, ...] | None = None,
+    ):
         super().__init__()
-        self.trunk = Trunk(obs_dim, hidden, depth, layer_norm=False, feature_point="post-relu")
+        self.trunk = make_trunk(
+            encoder, obs_shape or (obs_dim,), hidden, depth, False, feature_point="post-relu"
+        )
         self.policy = nn.Linear(hidden, n_actions)
         self.value = nn.Linear(hidden, 1)
 
@@ -79,6 +89,7 @@ class PPOModule(pl.LightningModule):
         lr, gamma, gae_lambda, clip_coef, ent_coef, vf_coef, max_grad_norm,
         update_epochs, num_minibatches: PPO settings (CleanRL classic-control defaults).
         hidden, depth: Shared trunk.
+        encoder: ``mlp`` or ``nature-cnn`` (Atari; use ``hidden=512``).
         sigreg_lambda, sigreg_preset, lambda_convention: The regulariser.
         ns_period, ns_kinds: Non-stationarity.
         seed: Environment seed.
@@ -106,6 +117,7 @@ class PPOModule(pl.LightningModule):
         num_minibatches: int = 4,
         hidden: int = 64,
         depth: int = 2,
+        encoder: Literal["mlp", "nature-cnn"] = "mlp",
         sigreg_lambda: float = 0.0,
         sigreg_preset: str = "isogaussian-drl",
         lambda_convention: Literal["additive", "convex"] = "additive",
@@ -124,7 +136,14 @@ class PPOModule(pl.LightningModule):
                 f"this PPO needs a discrete action space; {env_id!r} has {self.env.single_action_space}"
             )
         self.obs_dim = self.env.obs_dim
-        self.agent = ActorCritic(self.obs_dim, int(self.env.single_action_space.n), hidden, depth)
+        self.agent = ActorCritic(
+            self.obs_dim,
+            int(self.env.single_action_space.n),
+            hidden,
+            depth,
+            encoder=encoder,
+            obs_shape=self.env.raw_obs_shape,
+        )
         self.reg = SIGReg(sigreg_preset) if sigreg_lambda > 0 else None
         self._obs = None
         self.env_steps = 0

@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sigreg.encoder import Trunk
+from sigreg.encoder import make_trunk
 from sigreg.nonstationary_env import build_env
 from sigreg.plasticity_metrics import ActivationRecorder, representation_report
 from sigreg.sigreg_loss import SIGReg, combine_losses
@@ -71,9 +71,13 @@ class QNetwork(nn.Module):
         hidden: int = 128,
         depth: int = 2,
         layer_norm: bool = True,
+        encoder: str = "mlp",
+        obs_shape: tuple[int, ...] | None = None,
     ):
         super().__init__()
-        self.trunk = Trunk(obs_dim, hidden, depth, layer_norm, feature_point="pre-relu")
+        self.trunk = make_trunk(
+            encoder, obs_shape or (obs_dim,), hidden, depth, layer_norm, feature_point="pre-relu"
+        )
         self.head = nn.Linear(hidden, n_actions)
 
     def features(self, obs: torch.Tensor) -> torch.Tensor:
@@ -93,6 +97,8 @@ class PQNModule(pl.LightningModule):
         lr, gamma, q_lambda, num_epochs, num_minibatches, max_grad_norm: PQN settings.
         start_e, end_e, exploration_fraction: Epsilon schedule.
         hidden, depth, layer_norm: Q-network.
+        encoder: ``mlp`` (flattened observation) or ``nature-cnn`` (Atari frame stacks, the
+            paper's encoder; use ``hidden=512``).
         sigreg_lambda, sigreg_preset, lambda_convention: The regulariser (0: plain PQN).
         ns_period, ns_kinds: Non-stationarity (vector steps per phase, kinds).
         seed: Environment seed.
@@ -121,6 +127,7 @@ class PQNModule(pl.LightningModule):
         hidden: int = 128,
         depth: int = 2,
         layer_norm: bool = True,
+        encoder: Literal["mlp", "nature-cnn"] = "mlp",
         sigreg_lambda: float = 0.0,
         sigreg_preset: str = "isogaussian-drl",
         lambda_convention: Literal["additive", "convex"] = "additive",
@@ -140,7 +147,15 @@ class PQNModule(pl.LightningModule):
             )
         self.obs_dim = self.env.obs_dim
         self.n_actions = int(self.env.single_action_space.n)
-        self.q = QNetwork(self.obs_dim, self.n_actions, hidden, depth, layer_norm)
+        self.q = QNetwork(
+            self.obs_dim,
+            self.n_actions,
+            hidden,
+            depth,
+            layer_norm,
+            encoder=encoder,
+            obs_shape=self.env.raw_obs_shape,
+        )
         self.reg = SIGReg(sigreg_preset) if sigreg_lambda > 0 else None
         self.rng = np.random.default_rng(seed)
         self._obs = None

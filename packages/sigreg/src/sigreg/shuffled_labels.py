@@ -5,6 +5,9 @@ samples at epochs 20/40/60/80, so every phase is random-label memorisation; SIGR
 the trunk output after its final ReLU, which feeds a linear classifier) at CPU scale on
 scikit-learn's digits (1797 x 64, shipped with scikit-learn):
 
+* the offline data (digits) and the real path (the first 10,000 CIFAR-10 training images
+  via ``datasets``, offline-aware: a clear error when the Hub cannot be reached and the
+  data is not cached) -> :func:`load_digits_tensors`, :func:`load_cifar10_tensors`
 * per-phase labels ``y_p = y[perm_p]`` -> :func:`phase_labels`
 * data with the phase schedule -> :class:`DigitsShuffleDataModule`
 * the classifier with every baseline and both SIGReg presets -> :class:`ShuffledLabelClassifier`
@@ -50,6 +53,47 @@ def load_digits_tensors() -> tuple[torch.Tensor, torch.Tensor]:
     return torch.from_numpy(x), torch.from_numpy(data.target.astype(np.int64))
 
 
+CIFAR10_ID = "uoft-cs/cifar10"
+
+
+def load_cifar10_tensors(
+    n_samples: int = 10_000, split: str = "train"
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The first ``n_samples`` CIFAR-10 images of ``split`` (the paper's protocol), flattened.
+
+    Loaded with ``datasets`` through :func:`icml26_shared.hub.load_dataset`, so without a
+    network and without a cached copy it fails at once with one clear line (a
+    ``ValueError``) naming the offline alternative. Images are scaled to [0, 1] and
+    standardised per channel; ``x`` is (N, 3072) float (channel-major), ``y`` (N,).
+    """
+    if n_samples < 1:
+        raise ValueError(f"n_samples must be >= 1, got {n_samples}")
+    try:
+        from icml26_shared.hub import HubUnavailableError, load_dataset
+    except ImportError as err:  # pragma: no cover - icml26-shared is a core dependency
+        raise ValueError(f"the CIFAR-10 path needs icml26-shared: {err}") from err
+    try:
+        ds = load_dataset(
+            CIFAR10_ID, split=f"{split}[:{n_samples}]", offline_hint="--data.dataset digits"
+        )
+    except ImportError as err:
+        raise ValueError(
+            "the CIFAR-10 path needs the 'datasets' package: pip install 'sigreg[real]'"
+        ) from err
+    except HubUnavailableError as err:
+        raise ValueError(
+            f"CIFAR-10 ({CIFAR10_ID!r}) is not in the local Hugging Face cache and the Hub "
+            "cannot be reached; offline alternative: --data.dataset digits"
+        ) from err
+    img_key = "img" if "img" in ds.column_names else "image"
+    imgs = np.stack([np.asarray(im.convert("RGB"), dtype=np.float32) / 255.0 for im in ds[img_key]])
+    x = torch.from_numpy(imgs).permute(0, 3, 1, 2)  # (N, 3, 32, 32)
+    mean = x.mean((0, 2, 3), keepdim=True)
+    std = x.std((0, 2, 3), keepdim=True)
+    x = ((x - mean) / (std + 1e-6)).reshape(len(ds), -1)
+    return x.contiguous(), torch.as_tensor(np.asarray(ds["label"], dtype=np.int64))
+
+
 def phase_labels(y: torch.Tensor, phases: int, seed: int = 0) -> torch.Tensor:
     """``(phases, N)`` labels: phase 0 the true labels, then ``y`` permuted across samples.
 
@@ -67,7 +111,12 @@ def phase_labels(y: torch.Tensor, phases: int, seed: int = 0) -> torch.Tensor:
 
 
 class DigitsShuffleDataModule(pl.LightningDataModule):
-    """Digits with labels re-permuted every ``epochs_per_phase`` epochs.
+    """Digits (or CIFAR-10) with labels re-permuted every ``epochs_per_phase`` epochs.
+
+    ``dataset="digits"`` (offline, default) or ``dataset="cifar10"`` (the paper's real
+    path: the first ``n_samples`` (default 10,000) CIFAR-10 training images, flattened to
+    3072 inputs, so the classifier needs ``in_dim: 3072``; see
+    ``configs/cifar10-shuffle-sigreg.yaml``).
 
     The train loader is rebuilt every epoch (``reload_dataloaders_every_n_epochs=1``) and
     serves the labels of phase ``current_epoch // epochs_per_phase``; the val loader
@@ -87,10 +136,14 @@ class DigitsShuffleDataModule(pl.LightningDataModule):
         batch_size: int = 128,
         n_samples: int | None = None,
         seed: int = 0,
+        dataset: Literal["digits", "cifar10"] = "digits",
     ) -> None:
         super().__init__()
         if phases < 1 or epochs_per_phase < 1 or batch_size < 1:
             raise ValueError("phases, epochs_per_phase and batch_size must be >= 1")
+        if dataset not in ("digits", "cifar10"):
+            raise ValueError(f"unknown dataset {dataset!r}; choose 'digits' or 'cifar10'")
+        self.dataset = dataset
         self.phases = phases
         self.epochs_per_phase = epochs_per_phase
         self.batch_size = batch_size
@@ -101,7 +154,10 @@ class DigitsShuffleDataModule(pl.LightningDataModule):
     def setup(self, stage: str | None = None) -> None:
         if self.x is not None:
             return
-        x, y = load_digits_tensors()
+        if self.dataset == "cifar10":
+            x, y = load_cifar10_tensors(10_000 if self.n_samples is None else self.n_samples)
+        else:
+            x, y = load_digits_tensors()
         if self.n_samples is not None:
             x, y = x[: self.n_samples], y[: self.n_samples]
         self.x = x
