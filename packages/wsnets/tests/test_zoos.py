@@ -128,3 +128,37 @@ def test_dwsnets_split_folder_bad_input(tmp_path):
     torch.save(torch.nn.Sequential(torch.nn.Linear(2, 3)).state_dict(), mixed / "inr_7.pth")
     with pytest.raises(ValueError, match="different architecture"):
         DWSNetsSplitDataModule(str(mixed / "splits.json"), variant="dwsnets").setup()
+
+
+def test_image_inr_datamodule_fits_rows_of_an_image_dataset(tmp_path, monkeypatch):
+    """The HF path without internet: fake rows (colour PIL images) stand in for load_dataset."""
+    import numpy as np
+    from PIL import Image
+    from wsnets.zoo_data import ImageINRDataModule, images_from_rows
+
+    rng = np.random.default_rng(0)
+    rows = [
+        {"img": Image.fromarray(rng.integers(0, 255, (12, 12, 3), dtype=np.uint8)), "label": k % 3}
+        for k in range(10)
+    ]
+    images, labels = images_from_rows(rows, 6, n=8)
+    assert images.shape == (8, 6, 6) and images.min() >= 0 and images.max() <= 1
+    assert labels.tolist() == [k % 3 for k in range(8)]
+    dm = ImageINRDataModule(
+        "fake/colour",
+        "edit",
+        n_images=8,
+        image_size=6,
+        hidden=4,
+        fit_steps=2,
+        batch_size=4,
+        cache_dir=str(tmp_path),
+    )
+    monkeypatch.setattr(dm, "load_rows", lambda: rows)
+    dm.setup()
+    assert dm.meta["variant"] == "dwsnets" and dm.meta["hf_id"] == "fake/colour"
+    assert len(dm.zoo) == 8 and dm.zoo.params.arch == (2, 4, 4, 1)
+    with pytest.raises(ValueError, match="PIL 'image'"):
+        images_from_rows([{"text": "x"}], 6)
+    with pytest.raises(ValueError, match="task must be"):
+        ImageINRDataModule("fake/colour", "segment")

@@ -156,15 +156,33 @@ def make_digits_zoo(
 ) -> Zoo:
     """SIRENs ``2 -> hidden -> hidden -> 1`` fitted to upsampled digits (with labels and edits)."""
     images, labels = digits_images(size, n, seed)
+    return make_image_zoo(images, labels, hidden, variant, w0, steps, lr, seed, "digits-inr")
+
+
+def make_image_zoo(
+    images: torch.Tensor,
+    labels: torch.Tensor,
+    hidden: int = 16,
+    variant: str = "dwsnets",
+    w0: float = 30.0,
+    steps: int = 300,
+    lr: float = 1e-3,
+    seed: int = 0,
+    kind: str = "image-inr",
+) -> Zoo:
+    """SIRENs ``2 -> hidden -> hidden -> 1`` fitted to grayscale square ``images`` in [0, 1]."""
     if images.dim() != 3 or images.shape[1] != images.shape[2]:
         raise ValueError("images must be grayscale and square, shape (n, size, size)")
+    if len(labels) != len(images):
+        raise ValueError(f"{len(images)} images but {len(labels)} labels")
+    size = images.shape[1]
     coords = image_coords(size)
     arch = [2, hidden, hidden, 1]
     params, mse = fit_inrs(
         coords, images.reshape(len(images), -1), arch, variant, w0, steps, lr, seed
     )
     meta = {
-        "kind": "digits-inr",
+        "kind": kind,
         "variant": variant,
         "activation": "sine",
         "w0": w0,

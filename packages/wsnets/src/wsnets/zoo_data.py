@@ -24,7 +24,7 @@ import lightning.pytorch as pl
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from wsnets.inr_zoo import Zoo, load_zoo, make_digits_zoo, make_sine_zoo
+from wsnets.inr_zoo import Zoo, load_zoo, make_digits_zoo, make_image_zoo, make_sine_zoo
 from wsnets.mlp_zoo import make_mlp_zoo
 from wsnets.siren import check_variant
 from wsnets.weight_space import WeightSpace
@@ -373,3 +373,89 @@ class DWSNetsSplitDataModule(ZooDataModule):
             "val": torch.arange(a, b),
             "test": torch.arange(b, n),
         }
+
+
+def images_from_rows(rows, size: int, n: int | None = None):
+    """``(images (n, size, size) in [0, 1], labels)`` from dataset rows with a PIL image.
+
+    Each row is a mapping with an ``image`` (or ``img``) PIL image and an integer ``label``
+    (or ``labels``); colour images are converted to grayscale, all are resized to ``size``.
+    """
+    import numpy as np
+
+    images, labels = [], []
+    for k, row in enumerate(rows):
+        if n is not None and k >= n:
+            break
+        img = row.get("image", row.get("img"))
+        lab = row.get("label", row.get("labels"))
+        if img is None or lab is None or not hasattr(img, "convert"):
+            raise ValueError("dataset rows need a PIL 'image' (or 'img') and a 'label' column")
+        arr = np.asarray(img.convert("L").resize((size, size)), dtype=np.float32) / 255.0
+        images.append(torch.tensor(arr))
+        labels.append(int(lab))
+    if not images:
+        raise ValueError("the dataset has no rows")
+    return torch.stack(images), torch.tensor(labels)
+
+
+class ImageINRDataModule(ZooDataModule):
+    """SIRENs fitted to a Hugging Face image dataset (needs ``datasets`` and internet).
+
+    Parameters
+    ----------
+    hf_id:
+        Dataset id, e.g. ``ylecun/mnist``, ``zalando-datasets/fashion_mnist``,
+        ``uoft-cs/cifar10`` (colour images are converted to grayscale).
+    task:
+        ``"classify"`` or ``"edit"`` (dilated image).
+    split, n_images, image_size, hidden, variant, w0, fit_steps, fit_lr:
+        Which rows to fit and how (see :func:`wsnets.inr_zoo.make_image_zoo`).
+    """
+
+    def __init__(
+        self,
+        hf_id: str,
+        task: str = "classify",
+        split: str = "train",
+        n_images: int | None = 1000,
+        image_size: int = 28,
+        hidden: int = 32,
+        variant: str = "dwsnets",
+        w0: float = 30.0,
+        fit_steps: int = 300,
+        fit_lr: float = 1e-3,
+        batch_size: int = 32,
+        val_fraction: float = 0.15,
+        test_fraction: float = 0.15,
+        seed: int = 0,
+        cache_dir: str | None = None,
+    ) -> None:
+        super().__init__(batch_size, val_fraction, test_fraction, seed, cache_dir)
+        if task not in ("classify", "edit"):
+            raise ValueError(f"task must be 'classify' or 'edit', got {task!r}")
+        check_variant(variant)
+        self.target = "label" if task == "classify" else "edit"
+        self.hf_id, self.split, self.n_images, self.image_size = hf_id, split, n_images, image_size
+        self.fit = dict(
+            hidden=hidden, variant=variant, w0=w0, steps=fit_steps, lr=fit_lr, seed=seed
+        )
+
+    def load_rows(self):
+        try:
+            import datasets
+        except ImportError as err:
+            raise ValueError(
+                "ImageINRDataModule needs the 'datasets' package (pip install datasets)"
+            ) from err
+        return datasets.load_dataset(self.hf_id, split=self.split)
+
+    def build_zoo(self) -> Zoo:
+        def build(**_settings):
+            images, labels = images_from_rows(self.load_rows(), self.image_size, self.n_images)
+            zoo = make_image_zoo(images, labels, kind="hf-image-inr", **self.fit)
+            zoo.meta["hf_id"] = self.hf_id
+            return zoo
+
+        settings = dict(hf_id=self.hf_id, split=self.split, n=self.n_images, size=self.image_size)
+        return cached_zoo(build, self.cache_dir, **settings, **self.fit)
