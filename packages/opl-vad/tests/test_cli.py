@@ -18,7 +18,16 @@ def _one_line_error(capsys, code, match):
 def test_help_lists_commands(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    for cmd in ("fit", "validate", "test", "predict", "reproduce", "synth", "audit"):
+    for cmd in (
+        "fit",
+        "validate",
+        "test",
+        "predict",
+        "reproduce",
+        "synth",
+        "audit",
+        "extract-face-presence",
+    ):
         assert cmd in out
     assert PAPER.title in out
 

@@ -4,7 +4,8 @@
 :class:`~opl_vad.vad_data.SyntheticVADDataModule` or
 :class:`~opl_vad.vad_data.FeatureListDataModule`), ``reproduce``, and the package commands
 ``synth`` (planted features written in the RTFM list format) and ``audit`` (the privacy
-audit of a feature file).
+audit of a feature file) and ``extract-face-presence`` (the weak face signal from a cascade
+face detector over a video's frames).
 """
 
 from __future__ import annotations
@@ -102,6 +103,63 @@ def audit(features: Path, face: Path, identity: Path | None = None,
         print(f"{k}: {v:.4f}")
 
 
+def extract_face_presence(frames: Path, out: Path, n_snippets: int | None = None,
+                          backend: str = "opencv", frames_per_snippet: int = 16,
+                          min_neighbors: int = 5, min_size: int = 20, upscale: float = 1.0,
+                          stride: int = 1) -> None:  # fmt: skip
+    """Face presence per snippet from a cascade face detector run over a video's frames.
+
+    Args:
+        frames: An image folder (frames sorted by name), a video file, or a ``.npy`` array
+            ``(N, H, W[, 3])``; or a ``.list`` text file with one such source per line (then
+            ``out`` is a folder and each source gets ``<name>_face.npy``).
+        out: Output ``.npy`` of ``(T,)`` values in [0, 1] (the fraction of frames with a face).
+        n_snippets: Split the frames into this many near-equal snippets (match a feature file
+            resampled to a fixed length, e.g. 32); default: groups of ``frames_per_snippet``.
+        backend: ``opencv`` (Haar cascade in opencv-python-headless) or ``skimage`` (LBP).
+        frames_per_snippet: Frames per snippet (16 = the I3D snippet of the RTFM protocol).
+        min_neighbors: Detector's minimum neighbours (higher = fewer false fires).
+        min_size: Smallest face side in pixels (after ``upscale``).
+        upscale: Resize factor applied to frames before detection.
+        stride: Run the detector on every ``stride``-th frame only.
+    """
+    import numpy as np
+
+    from .face_presence import FacePresenceExtractor, read_frames
+
+    frames = Path(frames)
+    if not frames.exists():
+        raise UsageError(f"frame source {str(frames)!r} does not exist")
+    try:
+        ex = FacePresenceExtractor(backend=backend, frames_per_snippet=frames_per_snippet,
+                                   min_neighbors=min_neighbors, min_size=min_size,
+                                   upscale=upscale, stride=stride)  # fmt: skip
+        if frames.suffix == ".list":
+            base = frames.parent
+            sources = [ln.strip() for ln in frames.read_text().splitlines() if ln.strip()]
+            if not sources:
+                raise UsageError(f"list file {str(frames)!r} is empty")
+            for s in sources:
+                p = Path(s) if Path(s).is_absolute() else base / s
+                if not p.exists():
+                    raise UsageError(
+                        f"list file {str(frames)!r} names a missing frame source {str(p)!r}"
+                    )
+            Path(out).mkdir(parents=True, exist_ok=True)
+            for s in sources:
+                p = Path(s) if Path(s).is_absolute() else base / s
+                f = ex.snippet_presence(read_frames(p), n_snippets)
+                np.save(Path(out) / f"{p.stem}_face.npy", f)
+                print(f"{p.name}: {len(f)} snippets, mean face presence {f.mean():.3f}")
+            return
+        f = ex.snippet_presence(read_frames(frames), n_snippets)
+    except (ValueError, FileNotFoundError, ImportError) as e:
+        raise UsageError(str(e)) from e
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    np.save(out, f)
+    print(f"wrote {len(f)} snippets to {out} (mean face presence {f.mean():.3f})")
+
+
 def build_cli() -> PaperCLI:
     """The package's CLI (configs name the data module by ``class_path``)."""
     import lightning.pytorch as pl
@@ -113,7 +171,7 @@ def build_cli() -> PaperCLI:
         model_class=VADModule,
         datamodule_class=pl.LightningDataModule,
         subclass_mode_data=True,
-        commands={"synth": synth, "audit": audit},
+        commands={"synth": synth, "audit": audit, "extract-face-presence": extract_face_presence},
     )
 
 
