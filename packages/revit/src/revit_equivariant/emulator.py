@@ -24,7 +24,7 @@ from .pde_data import Problem, problem_spec
 from .transformer import ReViT2d, _sub_spec
 from .unet import UNet2d
 
-Backbone = Literal["revit", "swin", "unet", "fno"]
+Backbone = Literal["revit", "swin", "unet", "fno", "reference"]
 
 
 class VRMSE(Metric):
@@ -89,6 +89,7 @@ def build_backbone(
     periodic: bool = True,
     width: int = 16,
     modes: int = 8,
+    img_size: int = 32,
 ) -> torch.nn.Module:
     """Build one of the emulator backbones for a problem's field spec."""
     ps = problem_spec(problem)
@@ -109,7 +110,21 @@ def build_backbone(
         return UNet2d(ps.spec.n_channels, ps.state, width=width)
     if backbone == "fno":
         return FNO2d(ps.spec.n_channels, ps.state, width=width, modes=modes)
-    raise ValueError(f"unknown backbone {backbone!r}; choose revit, swin, unet or fno")
+    if backbone == "reference":
+        from .reference_model import ReferenceReViT2d
+
+        return ReferenceReViT2d(
+            ps.spec,
+            ps.state,
+            img_size=img_size,
+            patch=patch,
+            window=window,
+            embed_dim=embed_dim,
+            heads=heads,
+            depths=tuple(depths),
+            periodic=periodic,
+        )
+    raise ValueError(f"unknown backbone {backbone!r}; choose revit, swin, unet, fno or reference")
 
 
 class EmulatorModule(pl.LightningModule):
@@ -118,7 +133,8 @@ class EmulatorModule(pl.LightningModule):
     Parameters
     ----------
     backbone:
-        ``revit`` | ``swin`` | ``unet`` | ``fno``.
+        ``revit`` | ``swin`` | ``unet`` | ``fno`` | ``reference`` (the authors' ``revit-pde``,
+        optional; needs ``img_size``).
     problem:
         Problem of the data (fixes the field spec, see :func:`~revit_equivariant.pde_data.problem_spec`).
     patch, window, embed_dim, heads, depths, frame_method, periodic:
@@ -154,6 +170,7 @@ class EmulatorModule(pl.LightningModule):
         periodic: bool = True,
         width: int = 16,
         modes: int = 8,
+        img_size: int = 32,
         lr: float = 2e-3,
         weight_decay: float = 1e-4,
         delta_scale: float = 0.1,
@@ -175,6 +192,7 @@ class EmulatorModule(pl.LightningModule):
             periodic,
             width,
             modes,
+            img_size,
         )
         self.val_mse, self.test_mse = MeanSquaredError(), MeanSquaredError()
         self.val_vrmse, self.test_vrmse = VRMSE(), VRMSE()
