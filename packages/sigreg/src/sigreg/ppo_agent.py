@@ -23,6 +23,7 @@ from torch.distributions import Categorical
 
 from sigreg.encoder import make_trunk
 from sigreg.nonstationary_env import build_env
+from sigreg.plasticity_metrics import ActivationRecorder, representation_report
 from sigreg.sigreg_loss import SIGReg, combine_losses
 
 
@@ -149,9 +150,20 @@ class PPOModule(pl.LightningModule):
         self.env_steps = 0
         self.reg_time = 0.0
         self.update_time = 0.0
+        self.last_features: torch.Tensor | None = None
 
     def forward(self, obs: torch.Tensor):
         return self.agent(obs)
+
+    @torch.no_grad()
+    def diagnose(self, obs: torch.Tensor | None = None) -> dict[str, float]:
+        """Representation diagnostics (dormancy, srank, isotropy) of the shared trunk."""
+        obs = self.last_features if obs is None else obs
+        if obs is None:
+            raise ValueError("no observations to diagnose yet (train first)")
+        with ActivationRecorder(self.agent.trunk, [nn.ReLU]) as rec:
+            phi = self.agent.trunk(obs.to(self.device))
+        return representation_report(phi, dict(rec.outputs))
 
     @torch.no_grad()
     def collect(self) -> dict[str, torch.Tensor]:
@@ -197,6 +209,7 @@ class PPOModule(pl.LightningModule):
         )
         flat = {k: v.reshape(-1, *v.shape[2:]).to(self.device) for k, v in roll.items()}
         adv, ret = adv.reshape(-1).to(self.device), ret.reshape(-1).to(self.device)
+        self.last_features = flat["obs"][-256:].detach()
         n = adv.shape[0]
         mb = max(n // hp.num_minibatches, 2)
         t_start = time.perf_counter()

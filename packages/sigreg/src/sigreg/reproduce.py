@@ -292,7 +292,7 @@ def _rl(report: Report, s: Setting, seed: int) -> dict:
             "RAdam 1e-3, LayerNorm, Q(lambda)=0.65, SIGReg on the LayerNorm'd trunk output "
             f"before the head's ReLU; PPO: 4 envs x {s.ppo_num_steps} steps, Adam 2.5e-3 "
             "annealed, shared trunk, SIGReg on its hidden state. lambda as in the paper's sweep "
-            "(0.2, 1.0); final return = mean of the last 20 episodes; dormant/srank (PQN) on "
+            "(0.2, 1.0); final return = mean of the last 20 episodes; dormant/srank on "
             "the last rollout's observations."
         ),
     )

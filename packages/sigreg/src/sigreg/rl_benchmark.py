@@ -131,7 +131,7 @@ def run_agent(
     wall = time.perf_counter() - t0
     total = module.env_steps
     episodes = list(module.env.episodes)
-    diag = module.diagnose() if agent == "pqn" else {}
+    diag = module.diagnose()
     return {
         "episodes": episodes,
         "total_steps": total,
