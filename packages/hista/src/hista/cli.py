@@ -2,7 +2,8 @@
 
 ``fit/validate/test/predict`` (LightningCLI over the PPO-style :class:`CriticModule` and
 :class:`ArithCriticDataModule`), ``reproduce``, and the package commands ``sveb-generate``
-(write reusable SVEB cases as JSON) and ``sveb-evaluate`` (score estimators on such a file).
+(write reusable SVEB cases as JSON), ``sveb-evaluate`` (score estimators on such a file) and
+``real-advantages`` (the real-model path: a Hub causal LM on a math set, offline-aware).
 """
 
 from __future__ import annotations
@@ -132,6 +133,59 @@ def sveb_evaluate(
         print(line + f"  Spearman {m['spearman']:.3f}  within-std {m['within_std']:.4f}")
 
 
+def real_advantages(
+    model: str = "Qwen/Qwen2.5-1.5B-Instruct",
+    dataset: str = "gsm8k",
+    estimator: str = "numca",
+    problems: int = 2,
+    group_size: int = 8,
+    max_new_tokens: int = 512,
+    seed: int = 0,
+) -> None:
+    """Real-model path: sample groups from a Hub model on a math set, print token advantages.
+
+    Needs the Hub (or a local cache / local model path) and ``math-verify`` (``hista[bench]``).
+    Offline without a cache it stops with one line naming the model or dataset.
+
+    Args:
+        model: Hub id or local path of a causal LM with a fast tokenizer (Qwen2.5 in the paper).
+        dataset: One of ``math``, ``dapo-math``, ``math-500``, ``gsm8k``, ``aime24``, ``aime25``.
+        estimator: Token-level advantages: ``group``, ``numca`` or ``hista``.
+        problems: Number of problems (each one group).
+        group_size: Completions G per problem (>= 2).
+        max_new_tokens: Generation length.
+        seed: Sampling seed.
+    """
+    import torch
+    from icml26_shared.hub import HubUnavailableError
+
+    from .advantage_provider import PROVIDERS, make_provider
+    from .qwen_math import MATH_DATASETS, load_math_problems, load_policy, sample_group
+
+    if estimator not in PROVIDERS:
+        raise UsageError(f"unknown estimator {estimator!r}; use one of {sorted(PROVIDERS)}")
+    if dataset not in MATH_DATASETS:
+        raise UsageError(f"unknown dataset {dataset!r}; use one of {sorted(MATH_DATASETS)}")
+    if group_size < 2 or problems < 1:
+        raise UsageError(f"need group_size >= 2 and problems >= 1, got {group_size}, {problems}")
+    try:
+        import math_verify  # noqa: F401
+    except ImportError:
+        raise UsageError("real math rewards need math-verify: pip install 'hista[bench]'") from None
+    try:
+        rows = load_math_problems(dataset, limit=problems)
+        policy, tok = load_policy(model)
+    except HubUnavailableError as err:
+        raise UsageError(str(err).replace("\n", " ")) from None
+    torch.manual_seed(seed)
+    provider = make_provider(estimator)
+    for row in rows:
+        group = sample_group(policy, tok, row, group_size, max_new_tokens)
+        adv = provider(group)
+        means = " ".join(f"{float(a.mean()):+.3f}" for a in adv)
+        print(f"{row['problem_id']}: rewards {group.rewards}  mean token advantage {means}")
+
+
 def build_cli() -> PaperCLI:
     """The package's CLI."""
     from .critic import ArithCriticDataModule, CriticModule
@@ -140,7 +194,11 @@ def build_cli() -> PaperCLI:
         PAPER,
         model_class=CriticModule,
         datamodule_class=ArithCriticDataModule,
-        commands={"sveb-generate": sveb_generate, "sveb-evaluate": sveb_evaluate},
+        commands={
+            "sveb-generate": sveb_generate,
+            "sveb-evaluate": sveb_evaluate,
+            "real-advantages": real_advantages,
+        },
     )
 
 

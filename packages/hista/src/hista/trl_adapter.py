@@ -1,0 +1,103 @@
+"""Adapter: our token-level advantage providers inside TRL's ``GRPOTrainer`` (``bench`` extra).
+
+TRL computes one advantage per sequence, ``(R - mean) / std``. Its loss accepts ``(B, T)``
+advantages from subclasses, which is what the authors' code relies on. ``token_advantage_trainer``
+builds such a subclass:
+
+1. ``_calculate_rewards`` is wrapped to keep the per-function rewards of the batch.
+2. ``_generate_and_score_completions`` calls TRL, then regroups the local completions into
+   groups of ``num_generations`` (TRL's sampler repeats each prompt that many times in a row),
+   builds one ``RolloutGroup`` per prompt (token spans by prefix decoding of the generated ids;
+   for Hista one extra no-grad forward pass for the last-layer hidden states) and replaces
+   ``advantages`` with the provider's per-token ``(B, T)`` tensor (zero on padding).
+
+``advantage="group"`` gives GRPO's advantages again (a consistency check against TRL itself).
+Rewards must lie in [0, 1] (verifier outcomes), as Numca's table assumes.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .advantage_provider import HistaAdvantages, RolloutGroup, make_provider
+
+
+def _require_trl():
+    try:
+        from trl import GRPOTrainer
+    except ImportError as exc:
+        raise ImportError("the TRL adapter needs trl: pip install 'hista[bench]'") from exc
+    return GRPOTrainer
+
+
+def token_advantage_trainer(advantage: str = "numca", **provider_kwargs):
+    """A ``GRPOTrainer`` subclass whose advantages come from ``make_provider(advantage)``."""
+    grpo_trainer = _require_trl()
+    provider = make_provider(advantage, **provider_kwargs)
+
+    class TokenAdvantageGRPOTrainer(grpo_trainer):
+        """``GRPOTrainer`` with per-token advantages from a Numca / Hista / group provider."""
+
+        advantage_provider = provider
+
+        def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+            rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+            self._hista_last_rewards = rewards
+            self._hista_last_inputs = inputs
+            return rewards
+
+        def _generate_and_score_completions(self, inputs):
+            out = super()._generate_and_score_completions(inputs)
+            per_func = self._hista_last_rewards
+            weights = self.reward_weights.to(per_func.device)
+            rewards_all = (per_func * weights[None]).nansum(1)
+            n_local = out["completion_ids"].shape[0]
+            rank = self.accelerator.process_index
+            rewards = rewards_all[rank * n_local : (rank + 1) * n_local].float().cpu()
+            out["advantages"] = self._token_advantages(out, rewards, self._hista_last_inputs)
+            return out
+
+        @torch.no_grad()
+        def _token_advantages(self, out, rewards, inputs):
+            g = self.num_generations
+            ids, mask = out["completion_ids"], out["completion_mask"]
+            b, t = ids.shape
+            if b % g:
+                raise ValueError(f"{b} local completions are not whole groups of {g}")
+            tok = self.processing_class
+            need_hidden = isinstance(self.advantage_provider, HistaAdvantages)
+            adv = torch.zeros(b, t, device=ids.device)
+            for s in range(0, b, g):
+                texts, spans, hidden, starts = [], [], [], []
+                for i in range(s, s + g):
+                    n = max(int(mask[i].sum()), 1)
+                    seq = ids[i, :n].tolist()
+                    text = tok.decode(seq, skip_special_tokens=True)
+                    sp, prev = [], 0
+                    for k in range(1, n + 1):
+                        cur = len(tok.decode(seq[:k], skip_special_tokens=True))
+                        sp.append((prev, cur))
+                        prev = cur
+                    texts.append(text)
+                    spans.append(sp)
+                    if need_hidden:
+                        p_ids = out["prompt_ids"][i][out["prompt_mask"][i].bool()]
+                        full = torch.cat([p_ids, ids[i, :n]])[None]
+                        h = self.model(full, output_hidden_states=True).hidden_states[-1][0]
+                        hidden.append(h.float().cpu())
+                        starts.append(len(p_ids))
+                pid = str(inputs[s].get("problem_id", inputs[s].get("prompt", s)))
+                group = RolloutGroup(
+                    pid,
+                    texts,
+                    rewards[s : s + g].tolist(),
+                    spans,
+                    hidden if need_hidden else None,
+                    starts if need_hidden else None,
+                )
+                for j, a in enumerate(self.advantage_provider(group)):
+                    adv[s + j, : len(a)] = a.to(adv.device)
+            return adv * mask
+
+    TokenAdvantageGRPOTrainer.__name__ = f"TokenAdvantageGRPOTrainer[{advantage}]"
+    return TokenAdvantageGRPOTrainer
