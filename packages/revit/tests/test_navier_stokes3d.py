@@ -2,7 +2,6 @@
 
 import pytest
 import torch
-
 from revit_equivariant.group import FieldSpec, octahedral, rotate
 from revit_equivariant.navier_stokes3d import NavierStokes3D, random_velocity3d, spectral_divergence
 

@@ -106,7 +106,9 @@ class NavierStokes3D:
     def trajectory(self, u0: torch.Tensor, n_frames: int, interval: float) -> torch.Tensor:
         """Frames ``(B, n_frames, 3, n, n, n)`` every ``interval`` time units from ``u0``."""
         if u0.shape[-4:] != (3, self.n, self.n, self.n):
-            raise ValueError(f"expected (B, 3, {self.n}, {self.n}, {self.n}), got {tuple(u0.shape)}")
+            raise ValueError(
+                f"expected (B, 3, {self.n}, {self.n}, {self.n}), got {tuple(u0.shape)}"
+            )
         sub = max(1, round(interval / self.dt))
         uh = torch.fft.fftn(u0.to(torch.float64), dim=(-3, -2, -1))
         frames = [u0.to(torch.float64)]
