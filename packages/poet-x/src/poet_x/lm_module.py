@@ -1,8 +1,10 @@
-"""Causal-LM LightningModule shared by every optimiser (POET-X, POET, AdamW, Muon).
+"""Causal-LM LightningModule shared by every optimiser (POET-X, POET and the anchors).
 
 The model is a randomly initialised ``transformers`` Llama. ``optimizer="poet"`` wraps its
-hidden Linears (not ``lm_head``) with :func:`~poet_x.model_surgery.wrap_model`; the other
-choices train the plain model. One optimiser step (:meth:`CausalLMModule.optimizer_step_on`)
+hidden Linears (not ``lm_head``) with :func:`~poet_x.model_surgery.wrap_model`;
+``"lora"`` / ``"oft"`` inject ``peft`` adapters into the same hidden Linears (the base
+weights frozen; embeddings, norms and ``lm_head`` stay trainable, as POET's) and train with
+AdamW; the other choices (``adamw``, ``muon``, ``galore``, ``apollo``) train the plain model. One optimiser step (:meth:`CausalLMModule.optimizer_step_on`)
 does forward, backward, gradient clipping (with the post-merge warm-up for POET), step and
 zero-grad; :class:`POETMergeCallback` merges every T optimiser steps and resets the POET
 optimiser state. Manual optimisation keeps the same code path for Lightning and the
@@ -19,6 +21,29 @@ from torch import nn
 from .config import POETConfig
 from .model_surgery import merge_all, poet_layers, wrap_model
 from .optimizer_recipe import build_optimizer, clip_value, reset_poet_state
+
+OPTIMIZERS = ("poet", "adamw", "muon", "galore", "apollo", "lora", "oft")
+HIDDEN = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+
+def inject_adapters(model, kind: str, rank: int, block_size: int):
+    """Inject LoRA (rank ``rank``) or OFT (block ``block_size``) adapters with ``peft``.
+
+    Only the adapters and the non-Linear parameters (embeddings, norms, ``lm_head``) train.
+    """
+    try:
+        from peft import LoraConfig, OFTConfig, get_peft_model
+    except ImportError as err:  # pragma: no cover - depends on the bench extra
+        raise ImportError(f"optimizer {kind!r} needs peft: pip install 'poet-x[bench]'") from err
+    if kind == "lora":
+        cfg = LoraConfig(r=rank, lora_alpha=rank, target_modules=HIDDEN, lora_dropout=0.0)
+    else:
+        cfg = OFTConfig(r=0, oft_block_size=block_size, target_modules=HIDDEN)
+    model = get_peft_model(model, cfg)
+    for name, p in model.named_parameters():
+        if "embed_tokens" in name or "norm" in name or "lm_head" in name:
+            p.requires_grad_(True)
+    return model
 
 
 def tiny_llama(vocab: int, hidden: int, intermediate: int, layers: int, heads: int, seq: int):
@@ -41,7 +66,10 @@ class CausalLMModule(pl.LightningModule):
     ----------
     vocab_size, hidden_size, intermediate_size, num_layers, num_heads, seq_len:
         Llama shape.
-    optimizer: ``"poet"`` (POET-X / POET, see ``mode``), ``"adamw"`` or ``"muon"``.
+    optimizer: ``"poet"`` (POET-X / POET, see ``mode``) or an anchor: ``"adamw"``,
+        ``"muon"``, ``"galore"``, ``"apollo"``, ``"lora"``, ``"oft"`` (the last four need
+        the ``bench`` extra).
+    lora_rank: LoRA rank, and GaLore / APOLLO projection rank.
     lr: Base learning rate (AdamW part; Muon uses 20x on matrices).
     block_size, merge_interval, cayley, neumann_terms, mode, path, base_quant:
         :class:`~poet_x.config.POETConfig` fields (``mode="naive"`` is POET).
@@ -80,10 +108,11 @@ class CausalLMModule(pl.LightningModule):
         clip_warmup_steps: int = 0,
         weight_decay: float = 0.0,
         seed: int = 0,
+        lora_rank: int = 16,
     ) -> None:
         super().__init__()
-        if optimizer not in ("poet", "adamw", "muon"):
-            raise ValueError(f"optimizer must be poet, adamw or muon, got {optimizer!r}")
+        if optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {optimizer!r}")
         self.save_hyperparameters()
         self.automatic_optimization = False
         self.poet_cfg = POETConfig(
@@ -99,6 +128,8 @@ class CausalLMModule(pl.LightningModule):
             )
         if optimizer == "poet":
             wrap_model(self.model, self.poet_cfg)
+        elif optimizer in ("lora", "oft"):
+            self.model = inject_adapters(self.model, optimizer, lora_rank, block_size)
         self.steps_since_merge = 0
         self.n_optimizer_steps = 0
 
@@ -112,9 +143,11 @@ class CausalLMModule(pl.LightningModule):
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
 
     def configure_optimizers(self):  # noqa: D102
+        kind = self.hparams.optimizer
+        kind = "adamw" if kind in ("lora", "oft") else kind
         return build_optimizer(
-            self.model, self.poet_cfg, self.hparams.optimizer, self.hparams.lr,
-            self.hparams.weight_decay,
+            self.model, self.poet_cfg, kind, self.hparams.lr, self.hparams.weight_decay,
+            rank=self.hparams.lora_rank, proj_gap=max(self.hparams.merge_interval, 1),
         )  # fmt: skip
 
     def optimizer_step_on(self, batch, optimizers) -> torch.Tensor:

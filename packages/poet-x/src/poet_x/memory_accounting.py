@@ -19,7 +19,11 @@ from torch import nn
 
 
 def optimizer_state_bytes(optimizers) -> int:
-    """Bytes of every tensor held in the optimiser state(s)."""
+    """Bytes of every tensor held in the optimiser state(s).
+
+    Tensors held by projector objects in the state (GaLore's / APOLLO's ``ortho_matrix``)
+    are counted too.
+    """
     if isinstance(optimizers, torch.optim.Optimizer):
         optimizers = [optimizers]
     total = 0
@@ -28,6 +32,11 @@ def optimizer_state_bytes(optimizers) -> int:
             for v in state.values():
                 if isinstance(v, torch.Tensor):
                     total += v.numel() * v.element_size()
+                else:
+                    proj = getattr(v, "ortho_matrix", None)
+                    for t in proj if isinstance(proj, (list, tuple)) else [proj]:
+                        if isinstance(t, torch.Tensor):
+                            total += t.numel() * t.element_size()
     return total
 
 

@@ -6,8 +6,12 @@
 * :func:`reset_poet_state` clears Adam's m, v and step of the POET parameters after a merge.
 * :func:`clip_value`: the gradient-clip threshold ramps linearly from 0.1x to 1x over
   ``clip_warmup_steps`` optimiser steps after every merge.
-* Anchors built on the same model: ``"adamw"`` (all parameters) and ``"muon"`` (torch's
-  Muon on 2-D hidden matrices + AdamW for the rest).
+* Anchors built on the same model: ``"adamw"`` (all parameters), ``"muon"`` (torch's
+  Muon on 2-D hidden matrices + AdamW for the rest), ``"galore"`` (``galore-torch``
+  GaLoreAdamW, low-rank projected Adam on the hidden matrices) and ``"apollo"``
+  (``apollo-torch`` APOLLOAdamW, random-projection channel-wise scaling on the hidden
+  matrices); LoRA / OFT (``peft``) change the model instead and then use ``"adamw"`` on the
+  trainable parameters. The optional anchors need the ``bench`` extra.
 """
 
 from __future__ import annotations
@@ -34,8 +38,10 @@ def build_optimizer(
     baseline: str = "poet",
     lr: float | None = None,
     weight_decay: float = 0.0,
+    rank: int | None = None,
+    proj_gap: int = 50,
 ) -> torch.optim.Optimizer | list[torch.optim.Optimizer]:
-    """Optimiser(s) for ``baseline`` in {"poet", "adamw", "muon"}.
+    """Optimiser(s) for ``baseline`` in {"poet", "adamw", "muon", "galore", "apollo"}.
 
     >>> net = nn.Linear(4, 4)
     >>> opt = build_optimizer(net, POETConfig(block_size=2), baseline="adamw", lr=1e-3)
@@ -57,19 +63,31 @@ def build_optimizer(
     params = [p for p in model.parameters() if p.requires_grad]
     if baseline == "adamw":
         return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, **kw)
+    emb = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)}
+    head = getattr(model, "lm_head", None)
+    if head is not None:
+        emb.add(id(head.weight))
+    mats = [p for p in params if p.dim() == 2 and id(p) not in emb]
+    ids = {id(p) for p in mats}
+    rest = [p for p in params if id(p) not in ids]
+    if baseline in ("galore", "apollo"):
+        rank = max(min(min(p.shape) for p in mats) // 4, 1) if rank is None else rank
+        low = {"params": mats, "rank": rank, "update_proj_gap": proj_gap, "scale": 0.25,
+               "proj_type": "std"}  # fmt: skip
+        if baseline == "galore":
+            from galore_torch import GaLoreAdamW as Opt
+        else:
+            from apollo_torch import APOLLOAdamW as Opt
+
+            low.update(proj="random", scale_type="channel", scale=1.0)
+        groups = [{"params": rest, "weight_decay": weight_decay}, low]
+        return Opt(groups, lr=lr, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.0)
     if baseline == "muon":
-        emb = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)}
-        head = getattr(model, "lm_head", None)
-        if head is not None:
-            emb.add(id(head.weight))
-        mats = [p for p in params if p.dim() == 2 and id(p) not in emb]
-        ids = {id(p) for p in mats}
-        rest = [p for p in params if id(p) not in ids]
         return [
             torch.optim.Muon(mats, lr=lr * 20, weight_decay=0.0, momentum=0.95),
             torch.optim.AdamW(rest, lr=lr, weight_decay=weight_decay, **kw),
         ]
-    raise ValueError(f"unknown optimiser {baseline!r}; choose poet, adamw or muon")
+    raise ValueError(f"unknown optimiser {baseline!r}; choose poet, adamw, muon, galore or apollo")
 
 
 def reset_poet_state(optimizer: torch.optim.Optimizer) -> int:

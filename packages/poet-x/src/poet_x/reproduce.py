@@ -4,15 +4,21 @@ Paper: "POET-X: Memory-efficient LLM Training by Scaling Orthogonal Transformati
 Qiu et al., ICML 2026 (arXiv 2603.05500). One run trains the same randomly initialised
 Llama on the same byte-level CPython stdlib windows with the same seed, for the same number
 of optimiser steps (equal tokens), with: AdamW, Muon (+AdamW), POET (naive dense R W0 P),
-POET-X fast, POET-X mem and POET-XQ (int8 base, mem). It reports trainable parameters,
+POET-X fast, POET-X mem and POET-XQ (int8 base, mem), plus GaLore (``galore-torch``),
+APOLLO (``apollo-torch``), LoRA and OFT (``peft``) when the ``bench`` extra is installed
+(a missing anchor is listed in the notes as skipped). It reports trainable parameters,
 exact optimiser-state bytes, saved-activation bytes of one forward (autograd hooks),
-accounted memory (weights + grads + state + saved activations), tokens/s, validation loss,
+accounted memory (weights + grads + state + saved activations), tokens/s, validation loss
+at equal tokens and at equal wall-clock (the last evaluation within the fastest method's
+training time),
 max relative singular-value drift of the hidden matrices and the rotations' orthogonality
 error; plus the loss curves and sigma_max of one matrix over training.
 """
 
 from __future__ import annotations
 
+import copy
+import importlib.util
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,12 +63,26 @@ METHODS = {
     "POET-X fast": {"optimizer": "poet", "mode": "fast"},
     "POET-X mem": {"optimizer": "poet", "mode": "mem"},
     "POET-XQ (int8 base, mem)": {"optimizer": "poet", "mode": "mem", "base_quant": "int8"},
+    "GaLore (galore-torch)": {"optimizer": "galore"},
+    "APOLLO (apollo-torch)": {"optimizer": "apollo"},
+    "LoRA (peft)": {"optimizer": "lora"},
+    "OFT (peft)": {"optimizer": "oft"},
 }
+NEEDS = {"galore": "galore_torch", "apollo": "apollo_torch", "lora": "peft", "oft": "peft"}
+
+
+def available(spec: dict) -> bool:
+    """Whether the package an anchor needs (``bench`` extra) is importable."""
+    mod = NEEDS.get(spec["optimizer"])
+    return mod is None or importlib.util.find_spec(mod) is not None
 
 
 def _hidden_weights(module: CausalLMModule) -> dict[str, torch.Tensor]:
     out = {}
-    for name, mod in module.model.named_modules():
+    model = module.model
+    if hasattr(model, "merge_and_unload"):  # peft adapters: the merged effective weights
+        model = copy.deepcopy(model).merge_and_unload()
+    for name, mod in model.named_modules():
         if isinstance(mod, POETLinear):
             out[name] = mod.effective_weight().detach().clone()
         elif isinstance(mod, torch.nn.Linear) and not name.endswith("lm_head"):
@@ -116,7 +136,7 @@ def _train(name: str, spec: dict, s: Setting, dm: TextDataModule, seed: int) -> 
             module.merge(opts)
         seconds += time.perf_counter() - t0
         if step % s.eval_every == 0 or step == s.steps:
-            curve.append((step, _val_loss(module, val_loader)))
+            curve.append((step, _val_loss(module, val_loader), seconds))
             w = _hidden_weights(module)[probe]
             sigma.append((step, float(torch.linalg.svdvals(w.double())[0])))
     s1 = _svals(_hidden_weights(module))
@@ -134,6 +154,7 @@ def _train(name: str, spec: dict, s: Setting, dm: TextDataModule, seed: int) -> 
         "accounted memory (MB)": (weights + grads + state + meter.bytes) / 2**20,
         "tokens/s": tokens / seconds,
         "val loss": curve[-1][1],
+        "val loss @ equal time": float("nan"),
         "max rel sigma drift": drift,
         "orth error": max([orth, *(m.orthogonality_error() for m in layers)])
         if layers
@@ -157,7 +178,8 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     report = Report("poet-x", out)
     cols = [
         "method", "trainable params", "optimizer state (KB)", "saved activations (KB)",
-        "accounted memory (MB)", "tokens/s", "val loss", "max rel sigma drift", "orth error",
+        "accounted memory (MB)", "tokens/s", "val loss", "val loss @ equal time",
+        "max rel sigma drift", "orth error",
     ]  # fmt: skip
     table = Table(
         "POET-X vs POET vs AdamW / Muon: tiny Llama on byte-level CPython stdlib",
@@ -172,13 +194,26 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
             "(parameters/buffers excluded). accounted memory = weights+buffers + grads + "
             "optimizer state + saved activations (exact bytes, not RSS). max rel sigma drift: "
             "max_k |sigma_k(end) - sigma_k(start)| / sigma_max(start) over the hidden matrices "
-            "(POET rows start from the row-normalised W0). orth error: max ||G^T G - I||_F/sqrt(b) over blocks, taken before each merge. tokens/s on the shared CPU."
+            "(POET rows start from the row-normalised W0; LoRA/OFT rows use the merged weights). "
+            "orth error: max ||G^T G - I||_F/sqrt(b) over blocks, taken before each merge. "
+            "val loss @ equal time: the last evaluation (every eval_every steps) reached within "
+            "the training time of the fastest method (nan: none reached). GaLore/APOLLO: rank "
+            "min-dim/4 on the hidden matrices, projection refreshed every merge interval; "
+            "LoRA rank 16 and OFT block b on the hidden Linears, embeddings/norms/lm_head "
+            "trainable. tokens/s on the shared CPU."
         ),
     )
-    rows = []
+    rows, skipped = [], []
     for name, spec in METHODS.items():
+        if not available(spec):
+            skipped.append(name)
+            continue
         print(f"[poet-x reproduce] training {name} ...", flush=True)
         rows.append(_train(name, spec, s, dm, seed))
+    budget = min(r["_curve"][-1][2] for r in rows)
+    for r in rows:
+        within = [c[1] for c in r["_curve"] if c[2] <= budget * 1.0001]
+        r["val loss @ equal time"] = within[-1] if within else float("nan")
     for r in rows:
         table.add_row(**{k: v for k, v in r.items() if not k.startswith("_")})
     report.add_table(table)
@@ -193,6 +228,11 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
         f"{px['optimizer state (KB)'] / adam['optimizer state (KB)']:.3f}; saved activations "
         f"mem / fast = {by['POET-X mem']['saved activations (KB)'] / px['saved activations (KB)']:.3f}."
     )
+    if skipped:
+        report.note(
+            "Skipped (bench extra not installed: pip install 'poet-x[bench]'): "
+            + ", ".join(skipped)
+        )
     report.note(f"CPU time of this run (one thread): {time.process_time() - start:.0f} s.")
     return report
 
@@ -205,7 +245,7 @@ def _plots(report: Report, rows: list[dict]) -> None:
 
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
     for r in rows:
-        xs, ys = zip(*r["_curve"], strict=True)
+        xs, ys, _ = zip(*r["_curve"], strict=True)
         a.plot(xs, ys, marker="o", label=r["method"])
         xs, ys = zip(*r["_sigma"], strict=True)
         b.plot(xs, ys, marker="o", label=r["method"])
