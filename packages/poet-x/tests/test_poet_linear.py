@@ -167,3 +167,31 @@ def test_bad_layers_rejected():
         POETLinear(torch.randn(6, 8), None, POETConfig(block_size=4))
     with pytest.raises(TypeError, match="floating-point"):
         POETLinear(torch.ones(4, 4, dtype=torch.int64), None, POETConfig(block_size=2))
+
+
+def test_two_sided_procrustes_floor_is_never_beaten_fitting_a_linear_teacher():
+    # min over orthogonal R, P of ||R W0 P - T||_F^2 = sum_i (sigma_i(W0) - sigma_i(T))^2
+    # (von Neumann trace inequality); POET can only approach it, never go below.
+    layer = _layer("mem", cayley="exact", m=8, n=8, b=4, q=0.0)
+    layer.bias = None
+    g = torch.Generator().manual_seed(7)
+    teacher = torch.randn(8, 8, generator=g, dtype=D)
+    floor = float(
+        (torch.linalg.svdvals(layer.base_weight()) - torch.linalg.svdvals(teacher)).pow(2).sum()
+    )
+    opt = torch.optim.Adam([layer.q_in, layer.q_out], lr=0.05)
+    x = torch.randn(256, 8, generator=g, dtype=D)
+    start = float((layer.effective_weight() - teacher).pow(2).sum().detach())
+    dists = []
+    for step in range(1, 201):
+        loss = (layer(x) - x @ teacher.T).pow(2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        if step % 40 == 0:
+            opt.zero_grad(set_to_none=True)
+            layer.merge_and_reinit()
+            opt = torch.optim.Adam([layer.q_in, layer.q_out], lr=0.05)
+        dists.append(float((layer.effective_weight() - teacher).pow(2).sum().detach()))
+    assert min(dists) >= floor - 1e-9
+    assert dists[-1] < start  # it did fit towards the teacher
