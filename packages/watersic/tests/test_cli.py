@@ -1,6 +1,7 @@
 """The watersic command line: help, package commands, one clear line for bad input."""
 
 import pytest
+import torch
 from watersic.cli import main
 from watersic.paper import PAPER
 
@@ -33,6 +34,8 @@ def test_unknown_command_exits_2(capsys):
         (["quantize", "--rate", "nan"], "rate"),
         (["quantize", "--accounting", "huffman"], "accounting"),
         (["rd-curve", "--rows", "0"], "must be positive"),
+        (["quantize", "--model", "synthetic:nope"], "unknown spectrum"),
+        (["quantize", "--model", "synthetic", "--rate", "0"], "out of range"),
     ],
 )
 def test_bad_input_one_line_exit_2(argv, message, capsys):
@@ -74,3 +77,18 @@ def test_quantize_saves_and_inspect_reads(tmp_path, capsys):
     assert (out / "manifest.json").is_file()
     assert main(["inspect", "--artifact", str(out)]) == 0
     assert '"method": "watersic"' in capsys.readouterr().out
+
+
+def test_quantize_synthetic_writes_a_decodable_bitstream(tmp_path, capsys):
+    from watersic.quantized_matrix import QuantizedMatrix
+
+    out = tmp_path / "syn"
+    assert (
+        main(["quantize", "--model", "synthetic:diag_1e2", "--rate", "2", "--out", str(out)]) == 0
+    )
+    text = capsys.readouterr().out
+    assert "bitstream" in text and "gap to the IT limit" in text
+    q = QuantizedMatrix.from_bytes((out / "layer.wsic").read_bytes())
+    assert q.shape == (1024, 128) and torch.isfinite(q.dequantize()).all()
+    assert main(["inspect", "--artifact", str(out)]) == 0
+    assert '"layer": "synthetic:diag_1e2"' in capsys.readouterr().out
