@@ -81,6 +81,19 @@ def test_revit3d_is_equivariant_over_all_24_elements_of_o(spec, state):
     assert equivariance_error(swin, x, spec, "o", swin.out_spec) > 1e-3
 
 
+def test_revit3d_stays_equivariant_over_o_after_training_steps():
+    spec = FieldSpec(4, scalars=(3,), vectors=((0, 1, 2),))
+    torch.manual_seed(0)
+    net = ReViT3d(spec, (0, 1, 2), patch=2, window=2, embed_dim=6, heads=2, depths=(1, 1, 1))
+    opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+    x, y = torch.randn(2, 4, 8, 8, 8), torch.randn(2, 3, 8, 8, 8)
+    for _ in range(3):
+        opt.zero_grad()
+        (net(x) - y).pow(2).mean().backward()
+        opt.step()
+    assert equivariance_error(net, x[:1], spec, "o", net.out_spec) < 1e-5
+
+
 VEC = FieldSpec(2, vectors=((0, 1),))
 
 
