@@ -336,7 +336,7 @@ def tiny_lm_section(report: Report, quick: bool, seed: int) -> Table:
             hidden_size=64, intermediate_size=176, num_layers=2, num_heads=2, seq_len=64,
             train_steps=200, batch_size=16, lr=3e-3, train_bytes=500_000,
         )  # fmt: skip
-        n_cal, n_eval, rates = 64, 64, (1, 2, 3, 4)
+        n_cal, n_eval, rates = 64, 64, (2, 4)
     else:
         spec = TinyLlamaSpec(train_steps=400)
         n_cal, n_eval, rates = 128, 128, (1, 2, 3, 4)
