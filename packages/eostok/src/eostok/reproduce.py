@@ -8,7 +8,9 @@ prior sizes, same seed and step budget, trains
   for ``steps`` (the TiTok/LlamaGen pipeline; the anchor);
 * **e2e CE-only**: joint training, the CE gradient reaches the tokenizer, no APR;
 * **e2e + APR**: joint, plus the prediction-to-pixels loss;
-* **e2e + APR + align**: plus implicit alignment to a package-trained teacher CNN,
+* **e2e + APR + align**: plus implicit alignment to a package-trained teacher CNN;
+* **e2e + APR, CE stops at prior**: the ablation where the CE gradient does not reach the
+  tokenizer,
 
 and evaluates each with the metric CNN (a different seed from the teacher). Columns: see
 :mod:`eostok.evaluation`. A real-data floor (train vs test digits) anchors the proxy FID.
@@ -34,6 +36,10 @@ VARIANTS = {
     "e2e CE-only": dict(stage="joint", apr_weight=0.0, align_weight=0.0),
     "e2e + APR": dict(stage="joint", apr_weight=1.0, align_weight=0.0),
     "e2e + APR + align": dict(stage="joint", apr_weight=1.0, align_weight=0.5),
+    # ablation: joint training, but the CE gradient stops at the prior's inputs
+    "e2e + APR, CE stops at prior": dict(
+        stage="joint", apr_weight=1.0, align_weight=0.0, ar_grad_to_tokenizer=False
+    ),
 }
 COLUMNS = [
     "variant",
@@ -118,7 +124,7 @@ def _grid_figure(images: dict[str, torch.Tensor]):
 
 
 def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
-    """Train the four variants, evaluate them against the real-data floor, return the report."""
+    """Train the variants, evaluate them against the real-data floor, return the report."""
     torch.set_num_threads(1)
     s = QUICK if quick else FULL
     seeds = tuple(seed + k for k in s.seeds)
