@@ -137,3 +137,34 @@ def test_extra_commands_may_not_shadow_builtins():
 def test_version(cli, capsys):
     assert cli.main(["--version"]) == 0
     assert capsys.readouterr().out.startswith("tiny ")
+
+
+def test_load_checkpoint_round_trip_and_bad_files(tiny, tmp_path):
+    import lightning.pytorch as pl
+    import torch
+    from icml26_shared.cli import load_checkpoint
+
+    model_cls, data_cls = tiny
+    trainer = pl.Trainer(
+        max_steps=1, logger=False, enable_progress_bar=False, default_root_dir=tmp_path
+    )
+    model = model_cls(in_features=3)
+    trainer.fit(model, data_cls())
+    ckpt = tmp_path / "tiny.ckpt"
+    trainer.save_checkpoint(ckpt)
+
+    loaded = load_checkpoint(model_cls, ckpt)
+    assert not loaded.training
+    x = torch.randn(4, 3)
+    assert torch.equal(loaded(x), model.eval()(x))
+
+    with pytest.raises(UsageError, match="does not exist"):
+        load_checkpoint(model_cls, tmp_path / "missing.ckpt")
+    garbage = tmp_path / "garbage.ckpt"
+    garbage.write_bytes(b"not a checkpoint")
+    with pytest.raises(UsageError, match="cannot read checkpoint"):
+        load_checkpoint(model_cls, garbage)
+    wrong = tmp_path / "wrong.ckpt"
+    torch.save({"state_dict": {}, "hyper_parameters": {"in_features": 3}}, wrong)
+    with pytest.raises(UsageError, match="cannot read stage-1 checkpoint"):
+        load_checkpoint(model_cls, wrong, what="stage-1 checkpoint")

@@ -51,6 +51,40 @@ class UsageError(Exception):
     """Bad input from the user; the CLI prints it as one line and exits with code 2."""
 
 
+def load_checkpoint(module_class: type, checkpoint: str | Path, *, what: str = "checkpoint"):
+    """Load a Lightning checkpoint of ``module_class`` on the CPU, in eval mode.
+
+    A missing file, a file that is not a checkpoint, or a checkpoint of another
+    module class raises :class:`UsageError` (one line from the CLI), not a stack
+    trace from inside torch.
+
+    Args:
+        module_class: The ``LightningModule`` subclass the checkpoint was saved from.
+        checkpoint: Path of the ``.ckpt`` file.
+        what: How the message names the file (``"stage-1 checkpoint"``, ...).
+    """
+    import pickle
+
+    path = Path(checkpoint)
+    if not path.is_file():
+        raise UsageError(f"{what} {str(path)!r} does not exist")
+    try:
+        module = module_class.load_from_checkpoint(path, map_location="cpu", weights_only=False)
+    except (
+        RuntimeError,
+        KeyError,
+        TypeError,
+        ValueError,
+        EOFError,
+        OSError,
+        AttributeError,
+        pickle.UnpicklingError,
+    ) as err:
+        detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UsageError(f"cannot read {what} {str(path)!r}: {detail}") from None
+    return module.eval()
+
+
 def _first_line(fn: Callable) -> str:
     doc = inspect.getdoc(fn) or ""
     return doc.strip().splitlines()[0] if doc.strip() else ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from icml26_shared.cli import PaperCLI, UsageError
+from icml26_shared.cli import PaperCLI, UsageError, load_checkpoint
 
 from .paper import PAPER
 
@@ -19,15 +19,7 @@ from .paper import PAPER
 def _load(checkpoint: Path):
     from eostok.eostok_module import EOSTokModule
 
-    if not Path(checkpoint).is_file():
-        raise UsageError(f"checkpoint {str(checkpoint)!r} does not exist")
-    try:
-        module = EOSTokModule.load_from_checkpoint(
-            checkpoint, map_location="cpu", weights_only=False
-        )
-    except (RuntimeError, KeyError, TypeError, EOFError) as err:
-        raise UsageError(f"cannot read checkpoint {str(checkpoint)!r}: {err}") from err
-    return module.eval()
+    return load_checkpoint(EOSTokModule, checkpoint)
 
 
 def sample(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from icml26_shared.cli import PaperCLI, UsageError
+from icml26_shared.cli import PaperCLI, UsageError, load_checkpoint
 
 from .paper import PAPER
 
@@ -23,16 +23,9 @@ def _load_stage1(checkpoint: Path):
 
     from mmicl.stages import Stage1Module
 
-    path = Path(checkpoint)
-    if not path.is_file():
-        raise UsageError(f"checkpoint {str(path)!r} does not exist")
-    try:
-        module = Stage1Module.load_from_checkpoint(path, map_location="cpu", weights_only=False)
-        raw = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as err:  # any unreadable file: corrupt, foreign, truncated
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise UsageError(f"cannot read stage-1 checkpoint {str(path)!r}: {first}") from err
-    return module.eval(), dict(raw.get("datamodule_hyper_parameters") or {})
+    module = load_checkpoint(Stage1Module, checkpoint, what="stage-1 checkpoint")
+    raw = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    return module, dict(raw.get("datamodule_hyper_parameters") or {})
 
 
 def _data_for(module, data_hp: dict, overrides: dict, eval_sequences: int):

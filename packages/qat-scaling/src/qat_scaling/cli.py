@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from icml26_shared.cli import PaperCLI, UsageError
+from icml26_shared.cli import PaperCLI, UsageError, load_checkpoint
 
 from .paper import PAPER
 
@@ -226,12 +226,7 @@ def outliers(
     from .lm_module import QATLanguageModel, TextDataModule, activation_statistics
 
     check_bits(bits)
-    if not Path(ckpt).is_file():
-        raise UsageError(f"checkpoint {str(ckpt)!r} does not exist")
-    try:
-        module = QATLanguageModel.load_from_checkpoint(ckpt, map_location="cpu", weights_only=False)
-    except (RuntimeError, KeyError, TypeError, EOFError) as err:
-        raise UsageError(f"cannot read checkpoint {str(ckpt)!r}: {err}") from err
+    module = load_checkpoint(QATLanguageModel, ckpt)
     dm = TextDataModule(
         corpus,
         module.hparams.seq_len,
