@@ -20,7 +20,7 @@ def _forward(model, batch):
     return model(batch["x"])
 
 
-@pytest.mark.parametrize("backbone", ["revit", "swin", "unet", "fno"])
+@pytest.mark.parametrize("backbone", ["revit", "swin", "unet", "fno-own"])
 def test_shared_contract(tmp_path, backbone):
     result = check_contract(
         lambda: EmulatorModule(backbone, **SMALL), _data, tmp_path, forward_fn=_forward

@@ -6,11 +6,14 @@
   channel) and :class:`EquivarianceError` (``max_g ||Phi(L_g u) - L_g Phi(u)|| / ||Phi(u)||``
   over C4);
 * backbones: ``revit`` (ReViT, :class:`~revit_equivariant.transformer.ReViT2d`), ``swin`` (the
-  same backbone with ``equivariant=False``), ``unet``, ``fno``; ``build_backbone``.
+  same backbone with ``equivariant=False``), ``unet``, ``fno`` (``neuraloperator``'s FNO when
+  installed, else the re-implementation with a warning), ``fno-own`` (always the
+  re-implementation), ``reference`` (``revit-pde``); ``build_backbone``.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Literal
 
@@ -18,13 +21,13 @@ import lightning.pytorch as pl
 import torch
 from torchmetrics import MeanSquaredError, Metric
 
-from .fno import FNO2d
+from .fno import FNO2d, NeuralOperatorFNO2d, neuraloperator_version
 from .group import equivariance_error
 from .pde_data import Problem, problem_spec
 from .transformer import ReViT2d, _sub_spec
 from .unet import UNet2d
 
-Backbone = Literal["revit", "swin", "unet", "fno", "reference"]
+Backbone = Literal["revit", "swin", "unet", "fno", "fno-own", "reference"]
 
 
 class VRMSE(Metric):
@@ -108,7 +111,15 @@ def build_backbone(
         )
     if backbone == "unet":
         return UNet2d(ps.spec.n_channels, ps.state, width=width)
+    if backbone == "fno" and neuraloperator_version() is not None:
+        return NeuralOperatorFNO2d(ps.spec.n_channels, ps.state, width=width, modes=modes)
     if backbone == "fno":
+        warnings.warn(
+            "neuraloperator is not installed: backbone fno uses the re-implementation FNO2d "
+            "(pip install 'revit-equivariant[bench]' for the anchor)",
+            stacklevel=2,
+        )
+    if backbone in ("fno", "fno-own"):
         return FNO2d(ps.spec.n_channels, ps.state, width=width, modes=modes)
     if backbone == "reference":
         from .reference_model import ReferenceReViT2d
@@ -124,7 +135,9 @@ def build_backbone(
             depths=tuple(depths),
             periodic=periodic,
         )
-    raise ValueError(f"unknown backbone {backbone!r}; choose revit, swin, unet, fno or reference")
+    raise ValueError(
+        f"unknown backbone {backbone!r}; choose revit, swin, unet, fno, fno-own or reference"
+    )
 
 
 class EmulatorModule(pl.LightningModule):
@@ -133,7 +146,8 @@ class EmulatorModule(pl.LightningModule):
     Parameters
     ----------
     backbone:
-        ``revit`` | ``swin`` | ``unet`` | ``fno`` | ``reference`` (the authors' ``revit-pde``,
+        ``revit`` | ``swin`` | ``unet`` | ``fno`` (``neuraloperator``'s FNO when installed) |
+        ``fno-own`` (the re-implementation) | ``reference`` (the authors' ``revit-pde``,
         optional; needs ``img_size``).
     problem:
         Problem of the data (fixes the field spec, see :func:`~revit_equivariant.pde_data.problem_spec`).

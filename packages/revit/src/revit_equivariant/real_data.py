@@ -2,6 +2,13 @@
 
 Nothing here downloads at run time. Both sources read a *local* copy:
 
+- :class:`WellHDF5` reads The Well's HDF5 layout directly with ``h5py`` (``bench`` extra):
+  ``t0_fields`` (scalars, ``(B, T, *grid)``), ``t1_fields`` (vectors, ``(B, T, *grid, d)``),
+  ``t2_fields`` (rank-2 tensors, ``(B, T, *grid, d, d)``), constant fields broadcast from
+  their ``sample_varying`` / ``time_varying`` attributes. The Well orders the grid axes as
+  ``dimensions@spatial_dims`` (``x, y[, z]``) and the components the same way; this package
+  puts x along the *last* axis (:mod:`~revit_equivariant.group`), so the reader reverses the
+  grid axes and keeps the component order, and returns the matching :class:`FieldSpec`.
 - :func:`well_datamodule` wraps ``the_well.data.WellDataModule`` for ``MHD_64`` (3D:
   density scalar, velocity and magnetic-field vectors), ``active_matter`` (2D 256x256:
   concentration scalar, velocity vector, rank-2 tensors D and E, transforming as
@@ -11,12 +18,16 @@ Nothing here downloads at run time. Both sources read a *local* copy:
   (``(N, T, 2, n, n)``) of the authors' dataset ``thuerey-group/ReViT`` from a local
   snapshot folder.
 
-A missing package or folder gives one clear error naming the fix.
+A missing package or folder gives one clear error naming the fix; a hub path
+(``hf://...``) while the hub is unreachable gives one clear offline error
+(:func:`hub_reachable`).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
+import socket
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +49,199 @@ HUB_HINT = (
 )
 
 
+HUB_HOST = "huggingface.co"
+
+
+def hub_reachable(host: str = HUB_HOST, timeout: float = 3.0) -> bool:
+    """Whether the Hugging Face hub answers (``False`` when ``HF_HUB_OFFLINE`` is set)."""
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        return False
+    try:
+        with socket.create_connection((host, 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _require_hub(path: str) -> None:
+    if not hub_reachable():
+        raise ConnectionError(
+            f"{path} is on the Hugging Face hub, which is unreachable (offline): download the "
+            "data on a machine with network (`the-well-download --base-path DIR --dataset "
+            "NAME`) and pass the local DIR"
+        )
+
+
+def _attr_list(value) -> list[str]:
+    if isinstance(value, (str, bytes)):
+        value = [value]
+    return [v.decode() if isinstance(v, bytes) else str(v) for v in value]
+
+
+class WellHDF5(Dataset):
+    """One-step pairs from a local HDF5 file (or folder of files) in The Well's layout.
+
+    Items are ``{"x": u_t, "y": u_{t+1}[None]}`` as float32 ``(C, *grid)`` /
+    ``(1, C, *grid)`` with the grid axes reversed to this package's order (x last) and the
+    channels ``[t0 fields, t1 fields (x, y[, z]), t2 fields (row-major)]``; :attr:`spec` is
+    the matching :class:`FieldSpec` and :attr:`channel_names` names every channel.
+
+    Parameters
+    ----------
+    path:
+        One ``.hdf5`` / ``.h5`` file or a folder of them (e.g. ``.../data/train``); all
+        files must carry the same fields and grid.
+    fields:
+        Optional subset / order of field names (default: every field, in the file's order).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> f = f"{tempfile.mkdtemp()}/toy.hdf5"
+    >>> rho, u = np.zeros((2, 3, 8, 8), np.float32), np.zeros((2, 3, 8, 8, 2), np.float32)
+    >>> write_well_hdf5(f, {"density": rho}, {"velocity": u})
+    >>> ds = WellHDF5(f)
+    >>> len(ds), ds[0]["x"].shape, ds.channel_names, ds.spec.vectors
+    (4, torch.Size([3, 8, 8]), ('density', 'velocity_x', 'velocity_y'), ((1, 2),))
+    """
+
+    def __init__(self, path: str | Path, fields: list[str] | None = None) -> None:
+        if str(path).startswith("hf://"):
+            _require_hub(str(path))
+            raise ValueError(f"{path}: WellHDF5 reads local files; download them first")
+        if importlib.util.find_spec("h5py") is None:
+            raise ImportError("reading The Well's HDF5 files needs h5py: pip install h5py")
+        root = Path(path)
+        if root.is_dir():
+            files = sorted([*root.glob("*.hdf5"), *root.glob("*.h5")])
+        else:
+            files = [root] if root.is_file() else []
+        if not files:
+            raise FileNotFoundError(
+                f"no Well HDF5 files at {root} (offline: download them first with "
+                "`the-well-download --base-path DIR --dataset NAME`)"
+            )
+        chunks = [self._read(f, fields) for f in files]
+        first = chunks[0][1:]
+        for f, chunk in zip(files, chunks, strict=True):
+            if chunk[1:] != first:
+                raise ValueError(f"{f}: fields {chunk[1]} differ from {files[0]}'s {first[0]}")
+        self.data = torch.cat([c[0] for c in chunks])
+        self.channel_names, self.spec = first
+        if not torch.isfinite(self.data).all():
+            raise ValueError(f"non-finite values in {root}")
+
+    @staticmethod
+    def _read(file: Path, fields: list[str] | None):
+        import h5py
+
+        with h5py.File(file, "r") as h5:
+            try:
+                d = int(h5.attrs["n_spatial_dims"])
+                n_traj = int(h5.attrs["n_trajectories"])
+                n_t = h5["dimensions"]["time"].shape[0]
+            except KeyError as exc:
+                raise ValueError(f"{file}: not in The Well's layout (missing {exc})") from None
+            found: dict[str, tuple[int, np.ndarray]] = {}
+            for rank in (0, 1, 2):
+                group = h5.get(f"t{rank}_fields")
+                if group is None:
+                    continue
+                for name in _attr_list(group.attrs.get("field_names", list(group.keys()))):
+                    ds = group[name]
+                    arr = np.asarray(ds[()], dtype=np.float32)
+                    if not bool(ds.attrs.get("sample_varying", True)):
+                        arr = np.broadcast_to(arr[None], (n_traj, *arr.shape))
+                    if not bool(ds.attrs.get("time_varying", True)):
+                        arr = np.broadcast_to(arr[:, None], (arr.shape[0], n_t, *arr.shape[1:]))
+                    want = 2 + d + rank
+                    if arr.ndim != want or arr.shape[2 + d :] != (d,) * rank:
+                        raise ValueError(
+                            f"{file}: field {name} has shape {arr.shape}, expected "
+                            f"(n_traj, n_steps, *grid{', ' + str(d) if rank else ''}"
+                            f"{', ' + str(d) if rank == 2 else ''})"
+                        )
+                    found[name] = (rank, arr)
+        names = list(found) if fields is None else list(fields)
+        missing = [n for n in names if n not in found]
+        if missing:
+            raise ValueError(f"{file}: no field(s) {missing}; available: {list(found)}")
+        grid_rev = tuple(range(1 + d, 1, -1))  # (B, T, x, y[, z]) -> (B, T, [z,] y, x)
+        chans, channel_names = [], []
+        scalars, vectors, tensors = [], [], []
+        comp = "xyz"[:d]
+        for name in names:
+            rank, arr = found[name]
+            arr = np.transpose(arr, (0, 1, *grid_rev, *range(2 + d, 2 + d + rank)))
+            flat = arr.reshape(*arr.shape[: 2 + d], -1)
+            idx = tuple(range(len(channel_names), len(channel_names) + flat.shape[-1]))
+            if rank == 0:
+                scalars.append(idx[0])
+                channel_names.append(name)
+            elif rank == 1:
+                vectors.append(idx)
+                channel_names += [f"{name}_{c}" for c in comp]
+            else:
+                tensors.append(idx)
+                channel_names += [f"{name}_{a}{b}" for a in comp for b in comp]
+            chans.append(np.moveaxis(flat, -1, 2))
+        data = torch.from_numpy(np.ascontiguousarray(np.concatenate(chans, axis=2)))
+        spec = FieldSpec(
+            len(channel_names),
+            scalars=tuple(scalars),
+            vectors=tuple(vectors),
+            tensors=tuple(tensors),
+            dim=d,
+        )
+        return data, tuple(channel_names), spec
+
+    def __len__(self) -> int:
+        n, t = self.data.shape[:2]
+        return n * (t - 1)
+
+    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
+        n, t = divmod(i, self.data.shape[1] - 1)
+        return {"x": self.data[n, t], "y": self.data[n, t + 1 : t + 2]}
+
+
+def write_well_hdf5(
+    path: str | Path,
+    t0: dict[str, np.ndarray],
+    t1: dict[str, np.ndarray] | None = None,
+    t2: dict[str, np.ndarray] | None = None,
+    dataset_name: str = "custom",
+) -> None:
+    """Write fields ``(B, T, x, y[, z][, d[, d]])`` as an HDF5 file in The Well's layout.
+
+    For converting one's own simulations so that :class:`WellHDF5` (and ``the-well``) read
+    them; grid axes and components are in The Well's order (x first).
+    """
+    import h5py
+
+    groups = {"t0_fields": t0, "t1_fields": t1 or {}, "t2_fields": t2 or {}}
+    rank, first = next((r, v) for r, g in enumerate(groups.values()) for v in g.values())
+    d = first.ndim - 2 - rank
+    with h5py.File(path, "w") as h5:
+        h5.attrs.update(
+            dataset_name=dataset_name, grid_type="cartesian", n_spatial_dims=d,
+            n_trajectories=first.shape[0], simulation_parameters=[],
+        )  # fmt: skip
+        dims = h5.create_group("dimensions")
+        dims.attrs["spatial_dims"] = list("xyz"[:d])
+        dims.create_dataset("time", data=np.arange(first.shape[1], dtype=np.float32))
+        for ax, name in enumerate("xyz"[:d]):
+            n = first.shape[2 + ax]
+            dims.create_dataset(name, data=np.linspace(0, 1, n, endpoint=False, dtype=np.float32))
+        h5.create_group("boundary_conditions")
+        h5.create_group("scalars").attrs["field_names"] = []
+        for gname, fields in groups.items():
+            group = h5.create_group(gname)
+            group.attrs["field_names"] = list(fields)
+            for name, arr in fields.items():
+                ds = group.create_dataset(name, data=np.asarray(arr, np.float32))
+                ds.attrs.update(sample_varying=True, time_varying=True, dim_varying=[True] * d)
+
+
 def well_datamodule(dataset: str, base_path: str | Path, batch_size: int = 4, **kwargs):
     """The Well's ``WellDataModule`` for a local copy of ``dataset`` under ``base_path``.
 
@@ -51,6 +255,18 @@ def well_datamodule(dataset: str, base_path: str | Path, batch_size: int = 4, **
     if dataset not in WELL_SPECS:
         raise ValueError(
             f"unknown Well dataset {dataset!r}; choose MHD_64, active_matter or shear_flow"
+        )
+    if str(base_path).startswith("hf://"):
+        _require_hub(str(base_path))
+        if importlib.util.find_spec("the_well") is None:
+            raise ImportError("the Well loader needs the-well: pip install the-well")
+        from the_well.data import WellDataModule
+
+        return WellDataModule(
+            well_base_path=str(base_path),
+            well_dataset_name=dataset,
+            batch_size=batch_size,
+            **kwargs,
         )
     root = Path(base_path)
     if not (root / "datasets" / dataset).is_dir() and not (root / dataset).is_dir():

@@ -5,7 +5,9 @@ Paper: "ReViT: Rotational-equivariant Vision Transformers for Neural PDE Solvers
 (pseudo-spectral, forcing as an input vector channel, trained with ``x_hat`` forcing):
 
 * trains ReViT, the same Swin backbone with ``equivariant=False``, that Swin with C4
-  augmentation, a periodic U-Net and an FNO with the same data, epochs, optimiser and seed;
+  augmentation, a periodic U-Net, an FNO (``neuraloperator``'s when installed, else the
+  re-implementation :class:`~revit_equivariant.fno.FNO2d`) and, when installed, the authors'
+  ``revit-pde`` with the same data, epochs, optimiser and seed;
 * evaluates each on the in-distribution test set, on the same test set rotated by 90 degrees
   (:func:`~revit_equivariant.group.rotate`), on fresh trajectories under the 45-degree
   forcing, in an autoregressive rollout, and measures the C4 equivariance error, seconds per
@@ -27,6 +29,7 @@ from icml26_shared.progress import progress
 from icml26_shared.results import Report, Table
 
 from .emulator import EmulatorModule
+from .fno import neuraloperator_version
 from .group import FieldSpec, equivariance_error, octahedral, rotate
 from .navier_stokes3d import NavierStokes3D, random_velocity3d
 from .pde_data import PairDataset, SyntheticPDEDataModule, problem_spec, simulate
@@ -38,7 +41,6 @@ MODELS = (
     ("Swin (same backbone)", "swin", False),
     ("Swin + C4 aug", "swin", True),
     ("U-Net", "unet", False),
-    ("FNO", "fno", False),
 )
 REFERENCE = ("revit-pde (authors' reference, when installed)", "reference", False)
 
@@ -58,7 +60,15 @@ class Setting:
 
 
 QUICK = Setting(n_train=12, n_test=4, n_frames=8, epochs=3, rollout=5)
-FULL = Setting(n_train=32, n_test=8, n_frames=12, epochs=12, rollout=10)
+FULL = Setting(n_train=24, n_test=8, n_frames=12, epochs=8, rollout=10)
+
+
+def fno_row() -> tuple[str, str, bool]:
+    """The FNO row: ``neuraloperator``'s FNO when installed, else the re-implementation."""
+    version = neuraloperator_version()
+    if version is None:
+        return ("FNO (own re-implementation; neuraloperator not installed)", "fno-own", False)
+    return (f"FNO (neuraloperator {version})", "fno", False)
 
 
 class EpochTimer(pl.Callback):
@@ -145,7 +155,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     )
     curves: dict[str, list[float]] = {}
     rows = []
-    models = MODELS + ((REFERENCE,) if reference_available() else ())
+    models = MODELS + (fno_row(),) + ((REFERENCE,) if reference_available() else ())
     for name, backbone, augment in progress(models, desc="training", total=len(models)):
         pl.seed_everything(seed, verbose=False)
         module = EmulatorModule(
