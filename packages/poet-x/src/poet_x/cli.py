@@ -1,8 +1,11 @@
 """Command line of poet-x: ``poet-x --help``.
 
-``fit/validate/test/predict`` (LightningCLI over :class:`~poet_x.lm_module.CausalLMModule`
-and :class:`~poet_x.text_data.TextDataModule`; add ``--trainer.callbacks+=POETMergeCallback``
-or use the configs, which include it), ``reproduce``, and the package commands ``memory``
+``fit/validate/test/predict`` (LightningCLI; models :class:`~poet_x.lm_module.CausalLMModule`
+and :class:`~poet_x.teacher_regression.TeacherRegressionModule`, data
+:class:`~poet_x.text_data.TextDataModule` (offline), :class:`~poet_x.pretraining_corpora.HFTextDataModule`
+(C4 / WikiText / TinyStories) and :class:`~poet_x.teacher_regression.TeacherRegressionDataModule`,
+given as ``class_path`` / ``init_args``; add ``--trainer.callbacks+=POETMergeCallback`` or use
+the configs, which include it), ``reproduce``, and the package commands ``memory``
 (analytic 1B-13B memory), ``convert`` (wrap a tiny Llama and print what was converted) and
 ``merge`` (export a checkpoint's POET layers to plain Linears with ``save_pretrained``).
 """
@@ -101,14 +104,15 @@ def merge(checkpoint: Path, out: Path) -> None:
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI."""
-    from .lm_module import CausalLMModule
-    from .text_data import TextDataModule
+    """The package's CLI (model and data given as ``class_path`` / ``init_args``)."""
+    import lightning.pytorch as pl
 
     return PaperCLI(
         PAPER,
-        model_class=CausalLMModule,
-        datamodule_class=TextDataModule,
+        model_class=pl.LightningModule,
+        datamodule_class=pl.LightningDataModule,
+        subclass_mode_model=True,
+        subclass_mode_data=True,
         commands={"memory": memory, "convert": convert, "merge": merge},
     )
 

@@ -142,6 +142,16 @@ class CausalLMModule(pl.LightningModule):
         logits = self(tokens[:, :-1])
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
 
+    def setup(self, stage: str | None = None) -> None:
+        """Check that the data's vocabulary fits the model's (no silent index errors)."""
+        dm = getattr(self._trainer, "datamodule", None) if self._trainer is not None else None
+        vocab = getattr(dm, "vocab_size", None)
+        if vocab is not None and vocab > self.hparams.vocab_size:
+            raise ValueError(
+                f"the data's vocabulary ({vocab} tokens) is larger than the model's "
+                f"vocab_size={self.hparams.vocab_size}; set --model.init_args.vocab_size {vocab}"
+            )
+
     def configure_optimizers(self):  # noqa: D102
         kind = self.hparams.optimizer
         kind = "adamw" if kind in ("lora", "oft") else kind
@@ -200,7 +210,15 @@ class CausalLMModule(pl.LightningModule):
 class POETMergeCallback(pl.Callback):
     """Merge every POET layer every ``merge_interval`` optimiser steps (and reset state).
 
-    ``merge_interval=None`` takes the module's ``merge_interval`` hyper-parameter.
+    Works with any module that has POET layers, a ``merge(optimizers)`` method and an
+    ``n_optimizer_steps`` counter (:class:`CausalLMModule`,
+    :class:`~poet_x.teacher_regression.TeacherRegressionModule`). ``merge_interval=None``
+    takes the module's ``merge_interval`` hyper-parameter.
+
+    Examples
+    --------
+    >>> POETMergeCallback(50).merge_interval
+    50
     """
 
     def __init__(self, merge_interval: int | None = None) -> None:
@@ -210,7 +228,7 @@ class POETMergeCallback(pl.Callback):
         self.n_merges = 0
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:  # noqa: D102
-        if not isinstance(pl_module, CausalLMModule) or not poet_layers(pl_module.model):
+        if not hasattr(pl_module, "merge") or not poet_layers(pl_module):
             return
         every = self.merge_interval or pl_module.hparams.merge_interval
         if pl_module.n_optimizer_steps > 0 and pl_module.n_optimizer_steps % every == 0:
