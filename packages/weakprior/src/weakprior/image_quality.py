@@ -54,6 +54,25 @@ def ssim(x: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
     )
 
 
+def ssim_masked(x: torch.Tensor, ref: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Per-image mean of the local SSIM map over the pixels where ``mask == 1`` (``(B,)``).
+
+    Examples
+    --------
+    >>> ref = torch.rand(2, 1, 8, 8) * 2 - 1; mask = torch.zeros_like(ref); mask[..., :4] = 1
+    >>> ssim_masked(ref, ref, mask).tolist()  # identical images: SSIM 1 wherever you look
+    [1.0, 1.0]
+    """
+    if mask.shape != x.shape:
+        raise ValueError(f"mask shape {tuple(mask.shape)} does not match images {tuple(x.shape)}")
+    k = min(7, x.shape[-1] - (1 - x.shape[-1] % 2))
+    _, smap = structural_similarity_index_measure(
+        x, ref, data_range=DATA_RANGE, kernel_size=k, reduction="none", return_full_image=True
+    )
+    n = mask.flatten(1).sum(1).clamp_min(1)
+    return (mask * smap).flatten(1).sum(1) / n
+
+
 LPIPS_WEIGHTS = (
     "torchvision vgg16 ImageNet weights (vgg16-397923af.pth) and the LPIPS linear layers"
 )

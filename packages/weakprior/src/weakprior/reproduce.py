@@ -29,9 +29,10 @@ from icml26_shared.results import Report, Table
 
 from .analytic_priors import GaussianPrior
 from .ddim import FewStepDDIM, spaced_timesteps
+from .deepinv_anchor import DeepinvDPSSolver, deepinv_available
 from .dps import DPSSolver
 from .image_domains import load_domain
-from .image_quality import psnr, psnr_masked, ssim
+from .image_quality import psnr, psnr_masked, ssim, ssim_masked
 from .local_correlation import distance_to_observed, local_correlation
 from .noise_optimisation import NoiseOptimisationSolver
 from .operators import BoxInpainting, Downsample, GaussianBlur, RandomInpainting, measure
@@ -58,14 +59,15 @@ class Setting:
     best_k: int = 20
     sigma: float = 0.01
     tv_iterations: int = 150
-    anchors: tuple[str, ...] = field(default=("dmplug", "dps", "tv"))
+    deepinv_weight: float = 30.0
+    anchors: tuple[str, ...] = field(default=("dmplug", "dps", "dps-deepinv", "tv"))
 
 
 QUICK = Setting(
     targets=("faces",),
     priors=("faces", "natural", "under-trained"),
     keeps=(0.2, 0.5, 0.8),
-    extra_ops=("box",),
+    extra_ops=("box", "blur", "sr2"),
     n_images=6,
     prior_steps=400,
     iterations=120,
@@ -79,8 +81,8 @@ FULL = Setting(
     extra_ops=("box", "blur", "sr2"),
     n_images=8,
     prior_steps=1500,
-    iterations=150,
-    dps_steps=200,
+    iterations=120,
+    dps_steps=100,
 )
 
 
@@ -100,10 +102,14 @@ def _op_names(s: Setting) -> list[str]:
     return [f"keep{k:g}" for k in s.keeps] + list(s.extra_ops)
 
 
-def _score(x_hat, x, op) -> tuple[torch.Tensor, torch.Tensor]:
+def _score(x_hat, x, op) -> dict[str, torch.Tensor]:
+    """PSNR / SSIM on the whole image and on the missing pixels (= whole image for blur, SR)."""
     missing = op.missing_pixels(tuple(x.shape))
-    p = psnr_masked(x_hat, x, missing) if missing is not None else psnr(x_hat, x)
-    return p, ssim(x_hat, x)
+    full = {"psnr_full": psnr(x_hat, x), "ssim_full": ssim(x_hat, x)}
+    if missing is None:
+        return {**full, "psnr_missing": full["psnr_full"], "ssim_missing": full["ssim_full"]}
+    return {**full, "psnr_missing": psnr_masked(x_hat, x, missing),
+            "ssim_missing": ssim_masked(x_hat, x, missing)}  # fmt: skip
 
 
 def _fmt(v: torch.Tensor) -> str:
@@ -169,23 +175,40 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     ops = _op_names(s)
     priors = _train_priors(s, seed, cache)
 
+    anchors = list(s.anchors)
+    skipped = []
+    if "dps-deepinv" in anchors and not deepinv_available():
+        anchors.remove("dps-deepinv")
+        skipped.append(
+            "dps-deepinv skipped: deepinv is not installed (pip install 'weakprior[bench]')."
+        )
+    cols = ["target", "solver", "prior", *ops]
     main = Table(
         "PSNR (dB) on missing pixels (inpainting) / whole image (blur, SR): mean ± std over images",
-        ["target", "solver", "prior", *ops],
+        cols,
         notes=(
             f"{s.n_images} held-out {s.image_size}x{s.image_size} images per target, noise sigma = "
             f"{s.sigma} on [-1, 1]. weak = Adam on the sphere + hold-out early stopping through a "
             f"3-step DDIM (666, 333, 0) with x0 clipping, {s.iterations} iterations, lr {s.lr}, "
             f"best-k {s.best_k}; DMPlug = plain Adam + windowed-variance stopping (window 10), same "
             f"generator and iterations; DPS = {s.dps_steps} respaced DDPM steps, zeta 0.5 "
-            "(inpainting) / 0.3 (blur, SR); TV = total-variation least squares, weight chosen on "
-            f"held-out pixels. Priors: {s.width}-wide TinyUNet trained {s.prior_steps} Adam steps; "
-            f"under-trained = the faces prior after {max(1, s.prior_steps // 20)} steps."
+            "(inpainting) / 0.3 (blur, SR); dps-deepinv = deepinv's own DPS sampler "
+            f"(deepinv.sampling.DPS, VP schedule, {s.dps_steps} DDPM steps, guidance weight "
+            f"{s.deepinv_weight:g}) with deepinv's physics and the same prior wrapped as its "
+            "denoiser; TV = total-variation least squares, weight chosen on held-out pixels. "
+            f"Priors: {s.width}-wide TinyUNet trained {s.prior_steps} Adam steps; under-trained "
+            f"= the faces prior after {max(1, s.prior_steps // 20)} steps."
         ),
     )
-    ssim_table = Table("SSIM (whole image), mean over images", ["target", "solver", "prior", *ops])
+    full_table = Table("PSNR (dB) on the whole image: mean ± std over images", cols)
+    ssim_table = Table("SSIM (whole image), mean over images", cols)
+    ssim_miss = Table(
+        "SSIM on missing pixels (inpainting; whole image for blur, SR), mean over images",
+        cols,
+        notes="Mean of the local SSIM map (Gaussian window 7) over the missing pixels.",
+    )
     gap = Table(
-        "Gap: matched-prior PSNR minus mismatched-prior PSNR (weak solver), dB",
+        "Gap: matched-prior PSNR minus mismatched-prior PSNR (weak solver, missing pixels), dB",
         ["target", "mismatched prior", *ops],
     )
     results: dict[tuple[str, str, str], dict[str, float]] = {}
@@ -193,35 +216,28 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     for target in s.targets:
         for prior in s.priors:
             jobs.append((target, "weak", prior))
-        for anchor in s.anchors:
+        for anchor in anchors:
             jobs.append((target, anchor, target if anchor != "tv" else "none"))
     data = {t: load_domain(t, "test", s.image_size, n=s.n_images, seed=seed) for t in s.targets}
     for target, solver_name, prior in progress(jobs, desc="solvers", total=len(jobs)):
         x = data[target]
-        row = {"target": target, "solver": solver_name, "prior": prior}
-        srow = dict(row)
+        base = {"target": target, "solver": solver_name, "prior": prior}
+        rows = {k: dict(base) for k in ("main", "full", "ssim", "ssim_miss")}
         for op_name in ops:
             op = _operator(op_name, tuple(x.shape), seed + 11)
             y = measure(op, x, s.sigma, seed + 12)
-            if solver_name == "tv":
-                solver = TVSolver(op, iterations=s.tv_iterations, seed=seed)
-            elif solver_name == "dps":
-                zeta = 0.5 if op.missing_pixels(tuple(x.shape)) is not None else 0.3
-                solver = DPSSolver(priors[prior].eps, op, zeta, s.dps_steps, seed=seed)
-            else:
-                gen = FewStepDDIM(priors[prior].eps, spaced_timesteps(3), clip=True)
-                solver = NoiseOptimisationSolver(
-                    gen, op,
-                    optimizer="adam_sphere" if solver_name == "weak" else "adam",
-                    early_stop="holdout" if solver_name == "weak" else "wmv",
-                    iterations=s.iterations, lr=s.lr, best_k=s.best_k, wmv_patience=50, seed=seed,
-                )  # fmt: skip
-            x_hat = solver.solve(y, tuple(x.shape)).x.clamp(-1, 1)
-            p, q = _score(x_hat, x, op)
-            row[op_name], srow[op_name] = _fmt(p), float(q.mean())
-            results.setdefault((target, solver_name, prior), {})[op_name] = float(p.mean())
-        main.add_row(**row)
-        ssim_table.add_row(**srow)
+            x_hat = _solver(s, solver_name, priors.get(prior), op, seed).solve(y, tuple(x.shape))
+            m = _score(x_hat.x.clamp(-1, 1), x, op)
+            rows["main"][op_name] = _fmt(m["psnr_missing"])
+            rows["full"][op_name] = _fmt(m["psnr_full"])
+            rows["ssim"][op_name] = float(m["ssim_full"].mean())
+            rows["ssim_miss"][op_name] = float(m["ssim_missing"].mean())
+            results.setdefault((target, solver_name, prior), {})[op_name] = float(
+                m["psnr_missing"].mean()
+            )
+        for key, table in (("main", main), ("full", full_table), ("ssim", ssim_table),
+                           ("ssim_miss", ssim_miss)):  # fmt: skip
+            table.add_row(**rows[key])
     for target in s.targets:
         matched = results.get((target, "weak", target))
         if matched is None:
@@ -232,21 +248,41 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
             other = results[(target, "weak", prior)]
             gap.add_row(target=target, **{"mismatched prior": prior},
                         **{o: matched[o] - other[o] for o in ops})  # fmt: skip
-    for t in (main, gap, ssim_table, _gaussian_table(s, seed)):
-        report.add_table(t)
+    gauss = _gaussian_table(s, seed)
     corr = _correlation_table(s, priors, data, seed)
-    report.add_table(corr)
-    _plots(report, s, gap, corr)
+    for t in (main, gap, full_table, ssim_table, ssim_miss, gauss, corr):
+        report.add_table(t)
+    _plots(report, s, gap, gauss, corr)
     report.note(
         "Expected from the paper: the matched-vs-mismatched gap shrinks as the keep ratio rises "
         "(informative measurements make the prior matter less) and stays large for the box, "
         "where missing pixels are far from any observation."
     )
+    for line in skipped:
+        report.note(line)
     report.metadata.update(
-        quick=quick, seed=seed, wall_time_s=time.time() - start,
+        quick=quick, seed=seed, wall_time_s=time.time() - start, anchors=anchors,
         setting={k: getattr(s, k) for k in s.__dataclass_fields__},
     )  # fmt: skip
     return report
+
+
+def _solver(s: Setting, name: str, prior, op, seed: int):
+    """The solver ``name`` (weak / dmplug / dps / dps-deepinv / tv) for operator ``op``."""
+    inpainting = isinstance(op, (RandomInpainting, BoxInpainting))
+    if name == "tv":
+        return TVSolver(op, iterations=s.tv_iterations, seed=seed)
+    if name == "dps":
+        return DPSSolver(prior.eps, op, 0.5 if inpainting else 0.3, s.dps_steps, seed=seed)
+    if name == "dps-deepinv":
+        return DeepinvDPSSolver(prior.eps, op, s.deepinv_weight, s.dps_steps, seed=seed)
+    gen = FewStepDDIM(prior.eps, spaced_timesteps(3), clip=True)
+    weak = name == "weak"
+    return NoiseOptimisationSolver(
+        gen, op, optimizer="adam_sphere" if weak else "adam",
+        early_stop="holdout" if weak else "wmv", iterations=s.iterations, lr=s.lr,
+        best_k=s.best_k, wmv_patience=50, seed=seed,
+    )  # fmt: skip
 
 
 def _correlation_table(s: Setting, priors: dict, data: dict, seed: int) -> Table:
@@ -283,31 +319,52 @@ def _correlation_table(s: Setting, priors: dict, data: dict, seed: int) -> Table
     return table
 
 
-def _plots(report: Report, s: Setting, gap: Table, corr: Table) -> None:
+def _plots(report: Report, s: Setting, gap: Table, gauss: Table, corr: Table) -> None:
+    """Gap vs keep ratio (diffusion priors; exact Gaussian priors) and the local-correlation curves."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     keep_cols = [f"keep{k:g}" for k in s.keeps]
     for row in gap.rows:
-        axes[0].plot(s.keeps, [row[c] for c in keep_cols], marker="o",
-                     label=f"{row['target']} vs {row['mismatched prior']}")  # fmt: skip
+        (line,) = axes[0].plot(s.keeps, [row[c] for c in keep_cols], marker="o",
+                               label=f"{row['target']} vs {row['mismatched prior']}")  # fmt: skip
         if "box" in row:
-            axes[0].scatter([1 - 0.5], [row["box"]], marker="s")
-    axes[0].axhline(0, color="k", lw=0.5)
-    axes[0].set_xlabel("keep ratio (squares: 50 % box at its keep ratio 0.5)")
-    axes[0].set_ylabel("matched - mismatched PSNR (dB)")
-    axes[0].set_title("gap vs measurement informativeness")
-    axes[0].legend(fontsize=7)
+            axes[0].scatter([0.5], [row["box"]], marker="s", color=line.get_color())
+    axes[0].set_title("tiny diffusion priors, weak solver")
+    for t in s.targets:
+        by_prior = {r["Gaussian prior fitted on"]: r for r in gauss.rows if r["target"] == t}
+        if t not in by_prior:
+            continue
+        for name, r in by_prior.items():
+            if name == t:
+                continue
+            vals = [_mean(by_prior[t][c]) - _mean(r[c]) for c in keep_cols]
+            (line,) = axes[1].plot(s.keeps, vals, marker="o", label=f"{t} vs {name}")
+            if "box" in r:
+                axes[1].scatter([0.5], [_mean(by_prior[t]["box"]) - _mean(r["box"])],
+                                marker="s", color=line.get_color())  # fmt: skip
+    axes[1].set_title("exact Gaussian priors (closed-form posterior mean)")
+    for ax in axes[:2]:
+        ax.axhline(0, color="k", lw=0.5)
+        ax.set_xlabel("keep ratio (squares: 50 % box, at keep 0.5)")
+        ax.set_ylabel("matched - mismatched PSNR on missing pixels (dB)")
+        ax.legend(fontsize=7)
     ks = [c for c in corr.columns if c.startswith("k=")]
     for row in corr.rows:
         if row["images"].startswith("distance"):
             continue
-        axes[1].plot(range(len(ks)), [row[c] for c in ks], marker=".", label=row["images"])
-    axes[1].set_xlabel("pixel offset k")
-    axes[1].set_ylabel("correlation")
-    axes[1].set_title("local correlation")
-    axes[1].legend(fontsize=7)
+        axes[2].plot(range(len(ks)), [row[c] for c in ks], marker=".", label=row["images"])
+    axes[2].set_xlabel("pixel offset k")
+    axes[2].set_ylabel("correlation")
+    axes[2].set_title("local correlation: data vs prior samples")
+    axes[2].legend(fontsize=7)
+    fig.tight_layout()
     report.save_figure(fig, "gap_and_correlation.png")
+
+
+def _mean(cell) -> float:
+    """The mean of a ``"m ± s"`` table cell (or a number)."""
+    return float(str(cell).split()[0])
