@@ -27,21 +27,7 @@ import torch
 
 from .hista_knn import HistaEstimator
 from .numca import NumcaTable, extract_numbers
-from .rl_training import token_advantages
-
-
-def token_offsets(tokenizer, text: str) -> list[tuple[int, int]]:
-    """Character span ``(start, end)`` of every token of ``text`` (no special tokens).
-
-    Raises ``ValueError`` for a tokenizer without offsets (a slow, pure-Python tokenizer).
-    """
-    if not getattr(tokenizer, "is_fast", False):
-        raise ValueError(
-            f"a fast tokenizer is required (token offsets map numbers to milestones); "
-            f"got {type(tokenizer).__name__}"
-        )
-    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-    return [tuple(map(int, span)) for span in enc["offset_mapping"]]
+from .rl_training import token_advantages, token_offsets  # noqa: F401 (re-export)
 
 
 @dataclass

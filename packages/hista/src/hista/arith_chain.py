@@ -10,8 +10,8 @@ Research notes C4 of "Hista and Numca" (arXiv 2605.29782), reduced to CPU scale:
    the wrong value, so the answer is wrong for sure. Hence the exact value of a prefix is
    ``exact_value``: 0 if a written partial sum is wrong, else the product of ``1 - p_i`` over
    the remaining steps.
-4. ``CharTokenizer``: one token per character, so token offsets equal character offsets
-   (what Numca needs from a fast tokenizer).
+4. ``char_tokenizer``: a fast ``transformers`` tokenizer with one token per character, so
+   token offsets equal character offsets (what Numca needs from a fast tokenizer).
 """
 
 from __future__ import annotations
@@ -26,34 +26,33 @@ PAD = len(VOCAB)  # padding id, outside the character vocabulary
 EOS = ";"
 
 
-class CharTokenizer:
-    """Character-level tokenizer with offsets (token ``i`` covers character ``i``).
+def char_tokenizer():
+    """A fast ``transformers`` tokenizer with one token per ArithChain character.
+
+    Ids follow ``VOCAB``; ``<pad>`` and ``<unk>`` come last; ``;`` is the EOS token. Offsets
+    are exact (token ``i`` covers character ``i``), which Numca's milestones need.
 
     Examples
     --------
-    >>> tok = CharTokenizer()
-    >>> tok.decode(tok.encode("3+4=7;"))
-    '3+4=7;'
-    >>> tok.offsets("12 5")
+    >>> tok = char_tokenizer()
+    >>> ids = tok("3+4=7;", add_special_tokens=False)["input_ids"]
+    >>> ids, tok.decode(ids), tok.is_fast
+    ([3, 10, 4, 11, 7, 13], '3+4=7;', True)
+    >>> tok("12 5", return_offsets_mapping=True)["offset_mapping"]
     [(0, 1), (1, 2), (2, 3), (3, 4)]
     """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
 
-    vocab_size = len(VOCAB) + 1
-    pad_id = PAD
-    eos_id = VOCAB.index(EOS)
-    is_fast = True  # offsets are exact
-
-    def encode(self, text: str) -> list[int]:
-        bad = sorted({c for c in text if c not in VOCAB})
-        if bad:
-            raise ValueError(f"characters {bad} are not in the ArithChain vocabulary {VOCAB!r}")
-        return [VOCAB.index(c) for c in text]
-
-    def decode(self, ids) -> str:
-        return "".join(VOCAB[int(i)] for i in ids if int(i) != PAD)
-
-    def offsets(self, text: str) -> list[tuple[int, int]]:
-        return [(i, i + 1) for i in range(len(text))]
+    vocab = {c: i for i, c in enumerate(VOCAB)}
+    vocab["<pad>"] = PAD
+    vocab["<unk>"] = PAD + 1
+    tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tk.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
+    tk.decoder = decoders.Fuse()
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tk, pad_token="<pad>", unk_token="<unk>", eos_token=EOS
+    )
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,10 @@
 """Command line of hista: ``hista --help``.
 
-``fit/validate/test/predict`` (LightningCLI over the PPO-style :class:`CriticModule` and
-:class:`ArithCriticDataModule`), ``reproduce``, and the package commands ``sveb-generate``
+``fit/validate/test/predict`` (LightningCLI in subclass mode: ``SFTModule`` +
+``TeacherTracesDataModule`` for the SFT warm start, ``PolicyRLModule`` +
+``ArithProblemsDataModule`` for each RL training row, ``CriticModule`` +
+``ArithCriticDataModule`` for the PPO-critic baseline; one YAML per row in ``configs/``),
+``reproduce``, and the package commands ``sveb-generate``
 (write reusable SVEB cases as JSON), ``sveb-evaluate`` (score estimators on such a file) and
 ``real-advantages`` (the real-model path: a Hub causal LM on a math set, offline-aware).
 """
@@ -34,7 +37,7 @@ def sveb_generate(
     Args:
         out: JSON file to write.
         sampler: ``teacher`` (noisy teacher, exact values known) or ``policy`` (an SFT
-            character GRU trained here for ``sft_steps`` steps).
+            tiny Qwen2 LM trained here for ``sft_steps`` steps).
         problems: Number of problems.
         group_size: Pool rollouts G per problem (>= 2).
         n_mc: Monte-Carlo continuations M per state (the target).
@@ -47,7 +50,7 @@ def sveb_generate(
     import torch
 
     from .arith_chain import NoisyTeacher, sample_problems
-    from .policy import CharPolicy, sft_warm_start
+    from .policy import CausalLMPolicy, sft_warm_start
     from .sveb import build_cases, save_cases
 
     if group_size < 2:
@@ -64,7 +67,7 @@ def sveb_generate(
         exact = teacher.exact_value
     else:
         torch.manual_seed(seed)
-        policy = CharPolicy()
+        policy = CausalLMPolicy()
         sft_warm_start(policy, sample_problems(2000, seed=seed + 7), teacher, sft_steps, seed=seed)
         gen = torch.Generator().manual_seed(seed)
 
@@ -188,12 +191,14 @@ def real_advantages(
 
 def build_cli() -> PaperCLI:
     """The package's CLI."""
-    from .critic import ArithCriticDataModule, CriticModule
+    import lightning.pytorch as pl
 
     return PaperCLI(
         PAPER,
-        model_class=CriticModule,
-        datamodule_class=ArithCriticDataModule,
+        model_class=pl.LightningModule,
+        datamodule_class=pl.LightningDataModule,
+        subclass_mode_model=True,
+        subclass_mode_data=True,
         commands={
             "sveb-generate": sveb_generate,
             "sveb-evaluate": sveb_evaluate,

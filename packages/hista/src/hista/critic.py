@@ -14,7 +14,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from .arith_chain import NoisyTeacher, Problem, reward, sample_problems
-from .policy import CharPolicy, batch_ids, sft_warm_start
+from .policy import CausalLMPolicy, batch_ids, sft_warm_start
 
 
 class CriticModule(pl.LightningModule):
@@ -59,16 +59,16 @@ class CriticModule(pl.LightningModule):
 
 @torch.no_grad()
 def rollout_features(
-    policy: CharPolicy, problems: list[Problem], group_size: int, generator: torch.Generator
+    policy: CausalLMPolicy, problems: list[Problem], group_size: int, generator: torch.Generator
 ) -> tuple[torch.Tensor, torch.Tensor, list[tuple[Problem, str, float]]]:
     """Per-token (hidden state, final reward) pairs of ``group_size`` rollouts per problem."""
     feats, targets, rollouts = [], [], []
     for p in problems:
         outs = policy.generate(p.prompt, group_size, generator=generator)
         texts = [p.prompt + o for o in outs]
-        ids, lengths = batch_ids(texts, policy.tokenizer)
+        ids, lengths = batch_ids(texts, policy)
         hid = policy.hidden(ids)
-        start = len(p.prompt)
+        start = len(policy.encode(p.prompt))
         for i, o in enumerate(outs):
             r = reward(p, o)
             rollouts.append((p, o, r))
@@ -84,7 +84,7 @@ class ArithCriticDataModule(pl.LightningDataModule):
 
     Examples
     --------
-    >>> dm = ArithCriticDataModule(n_problems=4, group_size=2, sft_steps=2, hidden=8)
+    >>> dm = ArithCriticDataModule(n_problems=4, group_size=2, sft_steps=2, hidden=8, heads=2)
     >>> dm.setup("fit"); x, y = next(iter(dm.train_dataloader()))
     >>> x.shape[1], bool(((y == 0) | (y == 1)).all())
     (8, True)
@@ -96,6 +96,8 @@ class ArithCriticDataModule(pl.LightningDataModule):
         group_size: int = 8,
         sft_steps: int = 400,
         hidden: int = 96,
+        layers: int = 2,
+        heads: int = 4,
         batch_size: int = 256,
         seed: int = 0,
     ):
@@ -105,7 +107,7 @@ class ArithCriticDataModule(pl.LightningDataModule):
                 f"need n_problems >= 2 and group_size >= 1, got {n_problems}, {group_size}"
             )
         self.save_hyperparameters()
-        self.policy: CharPolicy | None = None
+        self.policy: CausalLMPolicy | None = None
         self.policy_state: dict | None = None
 
     def setup(self, stage: str | None = None) -> None:
@@ -113,7 +115,7 @@ class ArithCriticDataModule(pl.LightningDataModule):
             return
         hp = self.hparams
         torch.manual_seed(hp.seed)
-        policy = self.policy or CharPolicy(hidden=hp.hidden)
+        policy = self.policy or CausalLMPolicy(hidden=hp.hidden, layers=hp.layers, heads=hp.heads)
         if self.policy is None:
             sft_warm_start(
                 policy,

@@ -19,14 +19,14 @@ import torch
 from .critic import CriticModule
 from .hista_knn import HistaEstimator
 from .numca import NumcaTable, extract_numbers
-from .policy import CharPolicy, batch_ids
+from .policy import CausalLMPolicy, batch_ids
 from .sveb import SvebCase
 
 
 class Encoder:
     """Hidden states (T, H) of ``prompt + text`` under a frozen policy, cached."""
 
-    def __init__(self, policy: CharPolicy):
+    def __init__(self, policy: CausalLMPolicy):
         self.policy = policy
         self._cache: dict[str, torch.Tensor] = {}
 
@@ -34,7 +34,7 @@ class Encoder:
     def states(self, texts: list[str]) -> list[torch.Tensor]:
         todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if todo:
-            ids, lengths = batch_ids(todo, self.policy.tokenizer)
+            ids, lengths = batch_ids(todo, self.policy)
             hid = self.policy.hidden(ids)
             for i, t in enumerate(todo):
                 self._cache[t] = hid[i, : int(lengths[i])]

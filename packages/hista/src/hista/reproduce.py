@@ -5,7 +5,8 @@ Chen et al., ICML 2026 (arXiv 2605.29782).
 
 One run:
 
-1. SFT-warm-starts a character GRU policy on noisy-teacher ArithChain traces.
+1. SFT-warm-starts the policy (a tiny randomly initialised ``transformers`` Qwen2 LM with a
+   character-level fast tokenizer) on noisy-teacher ArithChain traces.
 2. Trains the PPO-style critic (value head on the frozen policy) on labelled rollouts of
    problems outside the benchmark ("ppo-1").
 3. Builds two SVEB case sets: (a) the policy's own rollouts, target = Monte-Carlo mean of
@@ -13,8 +14,12 @@ One run:
    is known (the policy serves as the hidden-state encoder there).
 4. Scores group mean, critic, VinePPO MC (K=2, 4), Numca, Hista (disjoint pool and the
    reference's ``include_self``) and, on (b), the exact oracle; plus the MC noise floor.
-5. Trains the SFT policy further with RL: loss GRPO / DAPO / CISPO x advantages group mean /
-   Numca / Hista, reporting held-out accuracy, area under the reward curve, seconds per step.
+5. Scores each value estimator's segment advantages against the exact one-step advantage on
+   teacher groups (``hista.advantage_variance``: the paper's mechanism, lower advantage error).
+6. Trains the SFT policy further with RL: loss GRPO / DAPO / CISPO x advantages group mean /
+   Numca / Hista, plus TRL's ``GRPOTrainer`` on the same task from the same weights (its own
+   advantages, and Numca's through the adapter; skipped without ``trl``), reporting held-out
+   accuracy, area under the reward curve, seconds per step.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from .estimators import (
     VineMC,
 )
 from .hista_knn import HistaEstimator
-from .policy import CharPolicy, sft_warm_start
+from .policy import CausalLMPolicy, sft_warm_start
 from .sveb import build_cases, evaluate, noise_floor
 
 
@@ -56,30 +61,35 @@ class Setting:
     critic_epochs: int
     rl_steps: int
     rl_seeds: int
+    variance_problems: int
 
 
 QUICK = Setting(
-    problems=60,
+    problems=40,
     group_size=16,
     n_mc=32,
     cases_per_problem=2,
     sft_steps=400,
-    critic_problems=120,
+    critic_problems=80,
     critic_epochs=10,
-    rl_steps=25,
+    rl_steps=10,
     rl_seeds=1,
+    variance_problems=30,
 )
 FULL = Setting(
-    problems=150,
+    problems=100,
     group_size=16,
     n_mc=32,
     cases_per_problem=2,
     sft_steps=800,
-    critic_problems=300,
+    critic_problems=200,
     critic_epochs=20,
-    rl_steps=80,
-    rl_seeds=3,
+    rl_steps=30,
+    rl_seeds=2,
+    variance_problems=80,
 )
+#: The ArithChain policy: a randomly initialised Qwen2 LM over the character vocabulary.
+POLICY = {"hidden": 96, "layers": 2, "heads": 4}
 #: Hista at ArithChain scale: one token per character, so windows and intervals shrink
 #: (research notes C4: ``min_interval = 4``, ``mean_window = 1``); ``alpha`` is the recipes' 0.7.
 HISTA = {"alpha": 0.7, "mean_window": 1, "min_interval": 2, "min_distance": 0.05, "k": 16}
@@ -96,15 +106,17 @@ def _row(name: str, metrics: dict) -> dict:
     }
 
 
-def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
-    """Run SVEB-mini on policy and teacher rollouts and return the report."""
+def reproduce(
+    out: Path, quick: bool = False, seed: int = 0, setting: Setting | None = None
+) -> Report:
+    """Run SVEB-mini, the advantage-error table and the RL table; return the report."""
     torch.set_num_threads(1)
     start = time.process_time()
-    s = QUICK if quick else FULL
+    s = setting or (QUICK if quick else FULL)
     report = Report("hista", out)
     torch.manual_seed(seed)
     teacher = NoisyTeacher()
-    policy = CharPolicy()
+    policy = CausalLMPolicy(**POLICY)
     sft_warm_start(policy, sample_problems(2000, seed=seed + 7), teacher, s.sft_steps, seed=seed)
     gen = torch.Generator().manual_seed(seed)
     rng = np.random.default_rng(seed)
@@ -127,6 +139,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
                 targets.append(torch.full((f.shape[0],), reward(p, o)))
         return train_critic(torch.cat(feats), torch.cat(targets), s.critic_epochs, seed)
 
+    critics = {}
     problems = sample_problems(s.problems, seed=seed + 1)
     settings = {
         "policy rollouts": (policy_sampler, None),
@@ -136,9 +149,10 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
         cases = build_cases(
             sampler, problems, s.group_size, s.n_mc, 4, s.cases_per_problem, seed, exact
         )
+        critics[label] = critic_for(sampler)
         ests = [
             GroupMean(),
-            CriticValue(enc, critic_for(sampler)),
+            CriticValue(enc, critics[label]),
             VineMC(2),
             VineMC(4),
             NumcaEstimator(),
@@ -164,61 +178,151 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
         for m in (1, 2, 4, 8):
             table.add_row(**_row(f"noise floor: V_MC with M={m}", noise_floor(cases, m)))
         report.add_table(table)
+    report.add_table(
+        _variance_table(policy, enc, teacher, critics["teacher rollouts (exact values)"], s, seed)
+    )
     report.add_table(_training_table(policy, s, seed))
     _plot(report)
     report.note(
-        "Setting: ArithChain (one-digit addition chains, 3-5 terms), character GRU policy "
-        f"(2 layers, hidden 96) SFT-warm-started for {s.sft_steps} steps on noisy-teacher "
-        f"traces; Hista hyper-parameters {HISTA} (fixed, not tuned on these cases)."
+        "Setting: ArithChain (one-digit addition chains, 3-5 terms), policy = randomly "
+        f"initialised Qwen2ForCausalLM ({POLICY}, {policy.n_parameters} parameters, "
+        "character-level fast tokenizer) SFT-warm-started for "
+        f"{s.sft_steps} steps on noisy-teacher traces; Hista hyper-parameters {HISTA} "
+        "(fixed, not tuned on these cases)."
     )
     report.note(f"CPU time of this run (one thread): {time.process_time() - start:.0f} s.")
     return report
 
 
+def _variance_table(policy, enc, teacher, critic, s: Setting, seed: int) -> Table:
+    from .advantage_variance import advantage_errors
+
+    res = advantage_errors(
+        teacher,
+        sample_problems(s.variance_problems, seed=seed + 555),
+        8,
+        enc.states,
+        HistaEstimator(**HISTA),
+        critic=lambda h: float(critic(h[None]).detach()[0]),
+        seed=seed,
+    )
+    names = {
+        "group": "group mean (GRPO)",
+        "numca": "Numca (table after one earlier visit)",
+        "hista": "Hista (other rollouts of the group)",
+        "critic": "PPO critic (value head)",
+        "oracle": "oracle V_exact (return-noise floor)",
+    }
+    table = Table(
+        "Advantage error vs the exact advantage (teacher rollouts)",
+        ["value estimate", "advantage MSE vs exact", "E[A^2]", "value MAE at milestones"],
+        notes=(
+            f"{s.variance_problems} problems x G=8 noisy-teacher rollouts, "
+            f"{res['group']['segments']} segments. Segment advantage A_k = R - V(s_k) "
+            "(segment GAE, lambda=1, before the group-std division) scored against the exact "
+            "one-step advantage V(s_k+1) - V(s_k); s_k = the prefix after k complete numbers. "
+            "advantage MSE = return noise (the oracle row) + value error; E[A^2] is the "
+            "second moment of the advantage signal. Lower is better."
+        ),
+    )
+    for key, label in names.items():
+        r = res[key]
+        table.add_row(
+            **{
+                "value estimate": label,
+                "advantage MSE vs exact": r["adv_mse"],
+                "E[A^2]": r["adv_second_moment"],
+                "value MAE at milestones": r["value_mae"],
+            }
+        )
+    return table
+
+
 def _training_table(policy, s: Setting, seed: int) -> Table:
     import copy
+    import importlib.util
 
-    from .rl_training import PolicyRLModule, held_out_accuracy, train_rl
+    from .rl_training import (
+        ArithProblemsDataModule,
+        PolicyRLModule,
+        held_out_accuracy,
+        train_rl,
+    )
 
-    held_out = sample_problems(100, seed=seed + 999)
+    data = ArithProblemsDataModule(seed=seed)
+    data.setup("fit")
+    held_out = data.held_out
+    has_trl = importlib.util.find_spec("trl") is not None
     table = Table(
-        "RL from the SFT policy: loss type x advantage estimator",
-        ["loss", "advantage", "held-out acc", "reward AUC", "s / step"],
+        "RL from the SFT policy: loss type x advantage estimator (+ TRL GRPOTrainer)",
+        ["trainer", "loss", "advantage", "held-out acc", "reward AUC", "s / step"],
         notes=(
             f"{s.rl_steps} rollout steps of 8 problems x G=8, 2 policy iterations per batch, "
             f"Adam lr 1e-3; {s.rl_seeds} seed(s), mean reported. held-out acc: 100 unseen "
             "problems x 4 samples after the last step (SFT start: "
             f"{held_out_accuracy(policy, held_out, seed=seed):.3f}); reward AUC: mean training "
             "reward over the steps; s / step: wall seconds of one step (rollouts, advantages, "
-            "updates) on one CPU thread."
+            "updates) on one CPU thread. trainer=trl: TRL's GRPOTrainer on the same task, "
+            "from the same SFT weights, same batch / iterations / lr / clip (0.2, 0.28) / "
+            "beta 0 / loss dapo; advantage 'trl' = TRL's own sequence-level (R - mean) / std, "
+            "'numca' = our Numca token advantages through hista.trl_adapter. TRL samples with "
+            "transformers' generate and its own data order, so it matches our 'dapo / group' "
+            "row in recipe, not in random stream."
+            + ("" if has_trl else " TRL rows skipped: trl is not installed (hista[bench]).")
         ),
     )
-    for loss in ("grpo", "dapo", "cispo"):
-        for adv in ("group", "numca", "hista"):
-            accs, aucs, secs = [], [], []
-            for k in range(s.rl_seeds):
-                torch.manual_seed(seed + k)
-                m = PolicyRLModule(
-                    copy.deepcopy(policy),
-                    advantage=adv,
-                    loss_type=loss,
-                    group_size=8,
+    rows = [("hista", loss, adv) for loss in ("grpo", "dapo", "cispo") for adv in ADV]
+    if has_trl:
+        rows += [("trl", "dapo", "trl"), ("trl", "dapo", "numca")]
+    for trainer, loss, adv in rows:
+        accs, aucs, secs = [], [], []
+        for k in range(s.rl_seeds):
+            torch.manual_seed(seed + k)
+            if trainer == "trl":
+                from .trl_adapter import grpo_trainer_anchor
+
+                pol = copy.deepcopy(policy)
+                res = grpo_trainer_anchor(
+                    pol,
+                    data.train_problems,
+                    held_out,
+                    s.rl_steps,
+                    advantage=None if adv == "trl" else adv,
                     seed=seed + k,
                 )
-                train_rl(m, s.rl_steps)
-                accs.append(held_out_accuracy(m.policy, held_out, seed=seed))
-                aucs.append(float(np.mean(m.step_rewards)))
-                secs.append(float(np.mean(m.step_seconds)))
-            table.add_row(
-                loss=loss,
+                accs.append(res["held-out acc"])
+                aucs.append(res["reward AUC"])
+                secs.append(res["s / step"])
+                continue
+            m = PolicyRLModule(
                 advantage=adv,
+                loss_type=loss,
+                group_size=8,
+                seed=seed + k,
+                policy=copy.deepcopy(policy),
                 **{
-                    "held-out acc": float(np.mean(accs)),
-                    "reward AUC": float(np.mean(aucs)),
-                    "s / step": float(np.mean(secs)),
+                    f"hista_{key}": HISTA[key]
+                    for key in ("alpha", "min_interval", "min_distance", "k")
                 },
             )
+            train_rl(m, s.rl_steps, ArithProblemsDataModule(seed=seed + k))
+            accs.append(held_out_accuracy(m.policy, held_out, seed=seed))
+            aucs.append(float(np.mean(m.step_rewards)))
+            secs.append(float(np.mean(m.step_seconds)))
+        table.add_row(
+            trainer=trainer,
+            loss=loss,
+            advantage=adv,
+            **{
+                "held-out acc": float(np.mean(accs)),
+                "reward AUC": float(np.mean(aucs)),
+                "s / step": float(np.mean(secs)),
+            },
+        )
     return table
+
+
+ADV = ("group", "numca", "hista")
 
 
 def _plot(report: Report) -> None:

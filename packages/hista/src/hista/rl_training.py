@@ -14,23 +14,40 @@
    ``dr_grpo`` (sum over tokens / (batch * max_len)), ``cispo`` (clipped, stop-gradient IS
    weight times ``log pi`` times the advantage).
 3. ``PolicyRLModule``: a LightningModule doing ``num_iterations`` updates per rollout batch
-   (manual optimisation); ``train_rl`` runs it on ArithChain and logs held-out accuracy.
+   (manual optimisation) on batches of ``ArithProblemsDataModule``; validation is held-out
+   accuracy; ``train_rl`` runs it on CPU for a fixed number of rollout steps.
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import lightning.pytorch as pl
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
 
-from .arith_chain import Problem, reward, sample_problems
+from .arith_chain import NoisyTeacher, Problem, reward, sample_problems
 from .hista_knn import HistaEstimator, knn_value, prefix_chamfer
 from .numca import NumcaTable, extract_numbers
-from .policy import CharPolicy, batch_ids
+from .policy import CausalLMPolicy, sft_warm_start
 from .segment_gae import segment_gae
+
+
+def token_offsets(tokenizer, text: str) -> list[tuple[int, int]]:
+    """Character span ``(start, end)`` of every token of ``text`` (no special tokens).
+
+    Raises ``ValueError`` for a tokenizer without offsets (a slow, pure-Python tokenizer).
+    """
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError(
+            f"a fast tokenizer is required (token offsets map numbers to milestones); "
+            f"got {type(tokenizer).__name__}"
+        )
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    return [tuple(map(int, span)) for span in enc["offset_mapping"]]
+
 
 ADVANTAGES = ("group", "numca", "hista")
 LOSSES = ("grpo", "dapo", "dr_grpo", "cispo")
@@ -84,8 +101,15 @@ def token_advantages(
     lam: float = 1.0,
     merge_threshold: int = 2,
     eps: float = 1e-4,
+    offsets: list[list[tuple[int, int]]] | None = None,
+    scale: bool = True,
 ) -> list[torch.Tensor]:
-    """Per-token advantages (one tensor of ``lengths[i]`` per rollout), group-std scaled."""
+    """Per-token advantages (one tensor of ``lengths[i]`` per rollout), group-std scaled.
+
+    ``offsets[i]``: character span of each response token of rollout ``i`` (default: one token
+    per character). ``scale=False`` returns the raw ``R - V`` advantages (no std division and
+    no zeroing of equal-reward groups), for diagnostics.
+    """
     if mode not in ADVANTAGES:
         raise ValueError(f"unknown advantage estimator {mode!r}; use one of {ADVANTAGES}")
     if not len(responses) == len(rewards) == len(lengths) or len(responses) < 2:
@@ -93,10 +117,16 @@ def token_advantages(
             f"need >= 2 rollouts with matching rewards and lengths, got "
             f"{len(responses)}, {len(rewards)}, {len(lengths)}"
         )
+    if offsets is None:
+        offsets = [[(k, k + 1) for k in range(n)] for n in lengths]
+    elif len(offsets) != len(lengths) or any(
+        len(o) != n for o, n in zip(offsets, lengths, strict=True)
+    ):
+        raise ValueError("need one (start, end) span per response token of every rollout")
     std = float(np.std(rewards, ddof=1))
-    if std == 0.0:  # dynamic sampling: no learning signal in this group
+    if scale and std == 0.0:  # dynamic sampling: no learning signal in this group
         return [torch.zeros(n) for n in lengths]
-    std += eps
+    std = std + eps if scale else 1.0
     if mode == "group":
         mean = float(np.mean(rewards))
         adv = [torch.full((n,), r - mean) for r, n in zip(rewards, lengths, strict=True)]
@@ -107,13 +137,13 @@ def token_advantages(
             table.segment_advantages(
                 problem_id,
                 resp,
-                [(k, k + 1) for k in range(n)],
+                offs,
                 r,
                 merge_threshold,
                 lam,
                 root_fallback=float(np.mean(rewards)),
             )
-            for resp, r, n in zip(responses, rewards, lengths, strict=True)
+            for resp, offs, r in zip(responses, offsets, rewards, strict=True)
         ]
     else:
         if embeddings is None or hista is None or len(embeddings) != len(responses):
@@ -154,31 +184,99 @@ def policy_loss(
     return per_tok.sum() / mask.sum().clamp(min=1)
 
 
-class _Problems(Dataset):
-    def __init__(self, n: int, seed: int):
-        self.items = sample_problems(n, seed=seed)
+class ArithProblemsDataModule(pl.LightningDataModule):
+    """ArithChain prompts for RL: batches of training problems, held-out problems to score.
 
-    def __len__(self):
-        return len(self.items)
-
-    def __getitem__(self, i):
-        return i
-
-
-class PolicyRLModule(pl.LightningModule):
-    """Policy-gradient post-training of a ``CharPolicy`` with per-token advantages.
+    Batches are lists of :class:`~hista.arith_chain.Problem` (the module samples the rollouts).
 
     Examples
     --------
-    >>> _ = torch.manual_seed(0)
-    >>> m = PolicyRLModule(CharPolicy(hidden=8, layers=1), advantage="numca", group_size=2)
-    >>> m.hparams.loss_type
-    'dapo'
+    >>> dm = ArithProblemsDataModule(n_problems=16, n_held_out=4, batch_size=8)
+    >>> dm.setup("fit"); batch = next(iter(dm.train_dataloader()))
+    >>> len(batch), type(batch[0]).__name__, len(next(iter(dm.val_dataloader())))
+    (8, 'Problem', 4)
     """
 
     def __init__(
         self,
-        policy: CharPolicy | None = None,
+        n_problems: int = 512,
+        n_held_out: int = 100,
+        batch_size: int = 8,
+        min_terms: int = 3,
+        max_terms: int = 5,
+        seed: int = 0,
+    ):
+        super().__init__()
+        if n_problems < 1 or n_held_out < 1 or batch_size < 1:
+            raise ValueError(
+                "need n_problems, n_held_out and batch_size >= 1, got "
+                f"{n_problems}, {n_held_out}, {batch_size}"
+            )
+        self.save_hyperparameters()
+        self.train_problems: list[Problem] = []
+        self.held_out: list[Problem] = []
+
+    def setup(self, stage: str | None = None) -> None:
+        hp = self.hparams
+        self.train_problems = sample_problems(
+            hp.n_problems, hp.min_terms, hp.max_terms, seed=hp.seed + 3
+        )
+        self.held_out = sample_problems(
+            hp.n_held_out, hp.min_terms, hp.max_terms, seed=hp.seed + 999
+        )
+
+    def train_dataloader(self):
+        return DataLoader(
+            self.train_problems,
+            batch_size=self.hparams.batch_size,
+            shuffle=True,
+            collate_fn=list,
+            generator=torch.Generator().manual_seed(self.hparams.seed),
+        )
+
+    def val_dataloader(self):
+        return DataLoader(self.held_out, batch_size=len(self.held_out), collate_fn=list)
+
+    def test_dataloader(self):
+        return self.val_dataloader()
+
+    def predict_dataloader(self):
+        return self.val_dataloader()
+
+
+def load_policy_weights(policy: CausalLMPolicy, checkpoint: str) -> None:
+    """Load ``policy.*`` weights from a Lightning checkpoint (``SFTModule`` / ``PolicyRLModule``)."""
+    path = Path(checkpoint)
+    if not path.is_file():
+        raise ValueError(f"checkpoint {str(path)!r} does not exist")
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    state = state.get("state_dict", state)
+    own = {k[len("policy.") :]: v for k, v in state.items() if k.startswith("policy.")}
+    if not own:
+        raise ValueError(f"{str(path)!r} holds no policy weights (keys 'policy.*')")
+    policy.load_state_dict(own)
+
+
+class PolicyRLModule(pl.LightningModule):
+    """Policy-gradient post-training of a causal LM policy with per-token advantages.
+
+    One training step = one rollout batch: ``group_size`` samples per problem, rewards,
+    advantages (``group`` / ``numca`` / ``hista``), then ``num_iterations`` optimiser steps of
+    the ``loss_type`` surrogate. Validation/test: held-out accuracy (``val/accuracy``).
+    The policy is the tiny Qwen2 LM (``hidden``, ``layers``, ``heads``) or ``model_id`` (a Hub
+    id such as ``Qwen/Qwen2.5-0.5B``); ``sft_checkpoint`` loads SFT weights, else ``sft_steps``
+    of teacher-forced warm start run at the start of ``fit``.
+
+    Examples
+    --------
+    >>> _ = torch.manual_seed(0)
+    >>> m = PolicyRLModule(advantage="numca", group_size=2, hidden=8, layers=1, heads=2)
+    >>> m.hparams.loss_type, type(m.policy.model).__name__
+    ('dapo', 'Qwen2ForCausalLM')
+    """
+
+    def __init__(
+        self,
         advantage: str = "group",
         loss_type: str = "dapo",
         group_size: int = 8,
@@ -188,8 +286,20 @@ class PolicyRLModule(pl.LightningModule):
         eps_high: float = 0.28,
         lam: float = 1.0,
         temperature: float = 1.0,
-        problems: list[Problem] | None = None,
+        max_new: int = 24,
+        eval_samples: int = 4,
+        hidden: int = 96,
+        layers: int = 2,
+        heads: int = 4,
+        model_id: str | None = None,
+        sft_steps: int = 0,
+        sft_checkpoint: str | None = None,
+        hista_alpha: float = 0.7,
+        hista_min_interval: int = 2,
+        hista_min_distance: float = 0.05,
+        hista_k: int = 16,
         seed: int = 0,
+        policy: CausalLMPolicy | None = None,
     ):
         super().__init__()
         if advantage not in ADVANTAGES:
@@ -198,69 +308,116 @@ class PolicyRLModule(pl.LightningModule):
             raise ValueError(f"unknown loss type {loss_type!r}; use one of {LOSSES}")
         if group_size < 2:
             raise ValueError(f"group size must be >= 2, got {group_size}")
-        self.save_hyperparameters(ignore=["policy", "problems"])
-        self.policy = policy or CharPolicy()
-        self.problems = problems or sample_problems(512, seed=seed + 3)
+        if num_iterations < 1:
+            raise ValueError(f"num_iterations must be >= 1, got {num_iterations}")
+        self.save_hyperparameters(ignore=["policy"])
+        if policy is None:
+            torch.manual_seed(seed)
+            policy = (
+                CausalLMPolicy.from_pretrained(model_id)
+                if model_id
+                else CausalLMPolicy(hidden=hidden, layers=layers, heads=heads)
+            )
+        self.policy = policy
         self.table = NumcaTable()
         self.hista = HistaEstimator(
-            alpha=0.7, mean_window=1, min_interval=2, min_distance=0.05, k=16
+            alpha=hista_alpha,
+            mean_window=1,
+            min_interval=hista_min_interval,
+            min_distance=hista_min_distance,
+            k=hista_k,
         )
         self.automatic_optimization = False
         self.gen = torch.Generator().manual_seed(seed)
         self.step_rewards: list[float] = []
         self.step_seconds: list[float] = []
+        self._warm = False
+
+    def on_fit_start(self) -> None:
+        hp = self.hparams
+        if self._warm:
+            return
+        self._warm = True
+        if hp.sft_checkpoint:
+            load_policy_weights(self.policy, hp.sft_checkpoint)
+        elif hp.sft_steps > 0:
+            sft_warm_start(
+                self.policy,
+                sample_problems(2000, seed=hp.seed + 7),
+                NoisyTeacher(),
+                hp.sft_steps,
+                seed=hp.seed,
+            )
 
     def configure_optimizers(self):
         return torch.optim.Adam(self.policy.parameters(), lr=self.hparams.lr)
 
+    def transfer_batch_to_device(self, batch, device, dataloader_idx):
+        return batch  # a list of Problem records; rollouts are tensorised on the device later
+
     def _logp(self, ids, starts, lengths):
-        logits = self.policy(ids[:, :-1])
+        logits = self.policy(ids[:, :-1]).float()
         lp = torch.log_softmax(logits, -1).gather(-1, ids[:, 1:, None]).squeeze(-1)
-        pos = torch.arange(lp.shape[1])[None]
+        pos = torch.arange(lp.shape[1], device=lp.device)[None]
         mask = (pos >= starts[:, None] - 1) & (pos < lengths[:, None] - 1)
         return lp, mask.float()
 
-    def training_step(self, batch, batch_idx):
+    def _offsets(self, response: str) -> list[tuple[int, int]]:
+        return token_offsets(self.policy.tokenizer, response) or [(0, 0)]
+
+    def training_step(self, batch: list[Problem], batch_idx):
         t0 = time.perf_counter()
-        hp = self.hparams
-        texts, starts, advs = [], [], []
-        self.policy.eval()
-        all_r = []
-        pending = []
-        for i in batch.tolist():
-            p = self.problems[i]
-            outs = self.policy.generate(
-                p.prompt, hp.group_size, temperature=hp.temperature, generator=self.gen
-            )
+        hp, pol = self.hparams, self.policy
+        pol.eval()
+        groups = pol.generate_many(
+            [p.prompt for p in batch], hp.group_size, hp.max_new, hp.temperature, self.gen
+        )
+        seqs, starts, advs, all_r, pending = [], [], [], [], []
+        for p, outs in zip(batch, groups, strict=True):
+            pid = p.prompt
             rs = [reward(p, o) for o in outs]
             all_r.extend(rs)
-            lens = [max(len(o), 1) for o in outs]
+            p_ids = pol.encode(p.prompt)
+            r_ids = [pol.encode(o) or [pol.eos_id] for o in outs]
+            offs = [self._offsets(o) for o in outs]
+            lens = [len(r) for r in r_ids]
             embs = None
             if hp.advantage == "hista":
                 with torch.no_grad():
-                    ids, ln = batch_ids([p.prompt + o for o in outs], self.policy.tokenizer)
-                    hid = self.policy.hidden(ids)
+                    ids, ln = _pad([p_ids + r for r in r_ids], pol.pad_id)
+                    hid = pol.hidden(ids.to(self.device)).float().cpu()
                 embs = [
-                    self.hista.embed(hid[k, : int(ln[k])], len(p.prompt) - 1)[1:]
+                    self.hista.embed(hid[k, : int(ln[k])], len(p_ids) - 1)[1:]
                     for k in range(len(outs))
                 ]
             a = token_advantages(
-                hp.advantage, str(i), outs, rs, lens, self.table, embs, self.hista, hp.lam
+                hp.advantage,
+                pid,
+                outs,
+                rs,
+                lens,
+                self.table,
+                embs,
+                self.hista,
+                hp.lam,
+                offsets=offs,
             )
-            pending.append((str(i), outs, rs))
-            texts.extend(p.prompt + o for o in outs)
-            starts.extend([len(p.prompt)] * len(outs))
+            pending.append((pid, outs, rs))
+            seqs.extend(p_ids + r for r in r_ids)
+            starts.extend([len(p_ids)] * len(outs))
             advs.extend(a)
         for pid, outs, rs in pending:  # the table learns after the step (no self-leak)
             for o, r in zip(outs, rs, strict=True):
                 self.table.update(pid, [n for n, _ in extract_numbers(o)], r)
-        self.policy.train()
-        ids, lengths = batch_ids(texts, self.policy.tokenizer)
-        starts_t = torch.tensor(starts)
+        pol.train()
+        ids, lengths = _pad(seqs, pol.pad_id)
+        ids, lengths = ids.to(self.device), lengths.to(self.device)
+        starts_t = torch.tensor(starts, device=self.device)
         adv = torch.zeros(ids.shape[0], ids.shape[1] - 1)
         for k, a in enumerate(advs):
             s = starts[k] - 1
             adv[k, s : s + len(a)] = a[: adv.shape[1] - s]
+        adv = adv.to(self.device)
         with torch.no_grad():
             old, mask = self._logp(ids, starts_t, lengths)
         opt = self.optimizers()
@@ -270,39 +427,61 @@ class PolicyRLModule(pl.LightningModule):
             opt.zero_grad()
             self.manual_backward(loss)
             opt.step()
-        self.policy.eval()
+        pol.eval()
         self.step_rewards.append(float(np.mean(all_r)))
         self.step_seconds.append(time.perf_counter() - t0)
-        self.log("train/reward", self.step_rewards[-1])
+        self.log("train/reward", self.step_rewards[-1], batch_size=len(batch))
+        self.log("train/loss", loss.detach(), batch_size=len(batch))
 
-    def train_dataloader(self):
-        return DataLoader(
-            _Problems(len(self.problems), self.hparams.seed),
-            batch_size=8,
-            shuffle=True,
-            generator=torch.Generator().manual_seed(self.hparams.seed),
+    @torch.no_grad()
+    def _accuracy(self, batch: list[Problem]) -> float:
+        gen = torch.Generator().manual_seed(self.hparams.seed)
+        outs = self.policy.generate_many(
+            [p.prompt for p in batch], self.hparams.eval_samples, self.hparams.max_new, 1.0, gen
         )
+        return float(
+            np.mean([reward(p, o) for p, os_ in zip(batch, outs, strict=True) for o in os_])
+        )
+
+    def validation_step(self, batch, batch_idx):
+        self.log("val/accuracy", self._accuracy(batch), batch_size=len(batch))
+
+    def test_step(self, batch, batch_idx):
+        self.log("test/accuracy", self._accuracy(batch), batch_size=len(batch))
+
+    def predict_step(self, batch, batch_idx):
+        gen = torch.Generator().manual_seed(self.hparams.seed)
+        outs = self.policy.generate_many(
+            [p.prompt for p in batch], 1, self.hparams.max_new, 1.0, gen
+        )
+        return [(p.prompt, o[0], reward(p, o[0])) for p, o in zip(batch, outs, strict=True)]
+
+
+def _pad(seqs: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    length = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), length), pad_id, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+    return ids, torch.tensor([len(s) for s in seqs])
 
 
 @torch.no_grad()
 def held_out_accuracy(
-    policy: CharPolicy, problems: list[Problem], samples: int = 4, seed: int = 0
+    policy: CausalLMPolicy, problems: list[Problem], samples: int = 4, seed: int = 0
 ) -> float:
     """Mean reward of ``samples`` sampled responses per held-out problem."""
     gen = torch.Generator().manual_seed(seed)
+    outs = policy.generate_many([p.prompt for p in problems], samples, generator=gen)
     return float(
-        np.mean(
-            [
-                reward(p, o)
-                for p in problems
-                for o in policy.generate(p.prompt, samples, generator=gen)
-            ]
-        )
+        np.mean([reward(p, o) for p, os_ in zip(problems, outs, strict=True) for o in os_])
     )
 
 
-def train_rl(module: PolicyRLModule, steps: int) -> PolicyRLModule:
+def train_rl(
+    module: PolicyRLModule, steps: int, data: ArithProblemsDataModule | None = None
+) -> PolicyRLModule:
     """Run ``steps`` rollout steps (each ``num_iterations`` optimiser steps) on CPU."""
+    data = data or ArithProblemsDataModule(seed=module.hparams.seed)
     trainer = pl.Trainer(
         max_steps=steps * module.hparams.num_iterations,
         max_epochs=-1,
@@ -311,6 +490,7 @@ def train_rl(module: PolicyRLModule, steps: int) -> PolicyRLModule:
         enable_checkpointing=False,
         enable_progress_bar=False,
         enable_model_summary=False,
+        limit_val_batches=0,
     )
-    trainer.fit(module)
+    trainer.fit(module, datamodule=data)
     return module

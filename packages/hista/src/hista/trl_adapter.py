@@ -101,3 +101,102 @@ def token_advantage_trainer(advantage: str = "numca", **provider_kwargs):
 
     TokenAdvantageGRPOTrainer.__name__ = f"TokenAdvantageGRPOTrainer[{advantage}]"
     return TokenAdvantageGRPOTrainer
+
+
+def grpo_trainer_anchor(
+    policy,
+    problems,
+    held_out,
+    steps: int,
+    group_size: int = 8,
+    prompts_per_step: int = 8,
+    num_iterations: int = 2,
+    lr: float = 1e-3,
+    loss_type: str = "dapo",
+    advantage: str | None = None,
+    max_new: int = 24,
+    seed: int = 0,
+    output_dir: str | None = None,
+) -> dict:
+    """Train ``policy`` (a ``CausalLMPolicy``, in place) with TRL's ``GRPOTrainer`` on ArithChain.
+
+    The same rollout batch as ``PolicyRLModule`` (``prompts_per_step`` prompts x
+    ``group_size`` completions, ``num_iterations`` optimiser steps per batch, Adam-type
+    optimiser at ``lr``, ``beta = 0``, clip 0.2 / 0.28); ``advantage=None`` keeps TRL's own
+    sequence-level ``(R - mean) / std``, otherwise our provider's token-level advantages go in
+    through ``token_advantage_trainer``. Returns held-out accuracy, the mean training reward
+    over the steps and seconds per rollout step.
+    """
+    import tempfile
+    import time
+
+    import numpy as np
+    from datasets import Dataset
+    from trl import GRPOConfig
+
+    from .arith_chain import Problem, reward
+    from .rl_training import held_out_accuracy
+
+    grpo_trainer = _require_trl() if advantage is None else token_advantage_trainer(advantage)
+    tok = policy.tokenizer
+    tok.padding_side = "left"
+    by_prompt = {p.prompt: p for p in problems}
+
+    def arith_reward(completions, prompts=None, **kwargs):
+        return [
+            reward(by_prompt.get(p) or Problem(tuple(map(int, p[:-1].split("+")))), c)
+            for p, c in zip(prompts, completions, strict=True)
+        ]
+
+    n_rows = steps * prompts_per_step
+    rows = [problems[i % len(problems)] for i in range(n_rows)]
+    data = Dataset.from_dict(
+        {"prompt": [p.prompt for p in rows], "problem_id": [p.prompt for p in rows]}
+    )
+    out = output_dir or tempfile.mkdtemp(prefix="hista-trl-")
+    args = GRPOConfig(
+        output_dir=out,
+        per_device_train_batch_size=prompts_per_step * group_size,
+        gradient_accumulation_steps=1,
+        num_generations=group_size,
+        num_iterations=num_iterations,
+        max_completion_length=max_new,
+        max_steps=steps * num_iterations,
+        learning_rate=lr,
+        lr_scheduler_type="constant",
+        warmup_steps=0,
+        weight_decay=0.0,
+        beta=0.0,
+        epsilon=0.2,
+        epsilon_high=0.28,
+        loss_type=loss_type,
+        temperature=1.0,
+        use_cpu=True,
+        report_to="none",
+        save_strategy="no",
+        logging_steps=1,
+        disable_tqdm=True,
+        seed=seed,
+        shuffle_dataset=True,
+        bf16=False,
+    )
+    trainer = grpo_trainer(
+        model=policy.model,
+        reward_funcs=[arith_reward],
+        args=args,
+        train_dataset=data,
+        processing_class=tok,
+    )
+    from transformers import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)
+    t0 = time.perf_counter()
+    trainer.train()
+    secs = (time.perf_counter() - t0) / steps
+    rewards = [h["reward"] for h in trainer.state.log_history if "reward" in h]
+    policy.model.eval()
+    return {
+        "held-out acc": held_out_accuracy(policy, held_out, seed=seed),
+        "reward AUC": float(np.mean(rewards[::num_iterations])) if rewards else float("nan"),
+        "s / step": secs,
+    }
