@@ -42,11 +42,14 @@ def make_vector_env(env_id: str, num_envs: int, seed: int = 0) -> gym.vector.Vec
         return _make_atari_vector_env(env_id, num_envs, seed)
     if env_id.startswith("MinAtar/"):
         try:
-            import minatar.gym  # noqa: F401  (registers the MinAtar ids)
+            import minatar.gym
         except ImportError as err:
             raise ValueError(
-                f"environment {env_id!r} needs the optional package 'minatar'"
+                f"environment {env_id!r} needs the optional package 'minatar' "
+                "(pip install 'sigreg[bench]')"
             ) from err
+        if env_id not in gym.registry:  # minatar >= 1.0.15 registers on request only
+            minatar.gym.register_envs()
     if env_id not in gym.registry:
         raise ValueError(f"unknown environment id {env_id!r} (not registered with gymnasium)")
     try:

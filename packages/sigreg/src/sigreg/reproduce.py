@@ -12,8 +12,12 @@ Saheb et al., ICML 2026 (arXiv 2602.19373). One run, every baseline in the same 
    presets) / ``lightly``'s SIGReg;
 3. our ``lejepa`` statistic against ``lightly``'s SIGReg on the same slices (anchor);
 4. non-stationary CartPole (observation permutation + sign flips every phase): PQN and
-   PPO +- SIGReg, return AUC IQM with bootstrap CIs over seeds, dormancy, srank and the
-   wall-time overhead of SIGReg.
+   PPO +- SIGReg, return AUC IQM with bootstrap CIs over seeds, dormancy, srank;
+5. non-stationary MinAtar Breakout (when ``minatar`` is installed): PQN +- SIGReg;
+6. aggregate over tasks: IQM of baseline-normalised AUC with stratified bootstrap CIs and
+   the probability of improvement (``rliable`` where installed);
+7. the cost of SIGReg per update (median and quartiles of the overhead ratio over
+   repeats; fused vs the direct form; CPU-scale MLP and the paper's Nature CNN).
 """
 
 from __future__ import annotations
@@ -29,7 +33,14 @@ from icml26_shared.progress import progress
 from icml26_shared.results import Report, Table
 
 from sigreg.drifting_target import DriftingRegression, stationary_error
-from sigreg.rl_benchmark import interval_estimate, return_curve, run_agent
+from sigreg.regulariser_cost import measure_overhead, summarise
+from sigreg.rl_benchmark import (
+    aggregate_interval,
+    interval_estimate,
+    probability_of_improvement,
+    return_curve,
+    run_agent,
+)
 from sigreg.shuffled_labels import run_shuffled_labels
 
 
@@ -50,6 +61,11 @@ class Setting:
     ppo_seeds: int
     ppo_num_steps: int
     phase_iterations: int  # rollouts per non-stationarity phase
+    minatar_iterations: int  # PQN rollouts (8 envs x 32 steps) on MinAtar Breakout
+    minatar_seeds: int
+    cost_repeats: int  # overhead measurement: repeats x rounds (MLP), CNN rounds
+    cost_rounds: int
+    cost_cnn_rounds: int
 
 
 QUICK = Setting(
@@ -66,22 +82,35 @@ QUICK = Setting(
     ppo_seeds=1,
     ppo_num_steps=64,
     phase_iterations=20,
+    minatar_iterations=20,
+    minatar_seeds=2,
+    cost_repeats=5,
+    cost_rounds=10,
+    cost_cnn_rounds=1,
 )
+# Sized for about 5 CPU-minutes (a contended 2-core machine: 15-25 min wall).
 FULL = Setting(
-    drift_steps=4000,
+    drift_steps=3000,
     drift_chains=256,
     phases=5,
-    epochs_per_phase=20,
-    n_samples=1000,
+    epochs_per_phase=10,
+    n_samples=512,
     digit_seeds=2,
-    lejepa_slices=1024,
-    pqn_iterations=120,
+    lejepa_slices=256,
+    pqn_iterations=80,
     pqn_seeds=3,
-    ppo_iterations=60,
+    ppo_iterations=40,
     ppo_seeds=2,
-    ppo_num_steps=128,
-    phase_iterations=40,
+    ppo_num_steps=64,
+    phase_iterations=20,
+    minatar_iterations=40,
+    minatar_seeds=3,
+    cost_repeats=9,
+    cost_rounds=30,
+    cost_cnn_rounds=3,
 )
+
+LAMBDAS = (0.0, 0.2, 1.0)  # the paper's sweep
 
 DIGIT_METHODS = [
     # (row label, method, lambda, sigreg layer)
@@ -267,9 +296,9 @@ def _lightly_anchor(report: Report, seed: int) -> None:
     report.add_table(table)
 
 
-def _rl(report: Report, s: Setting, seed: int) -> dict:
-    table = Table(
-        "Non-stationary CartPole: PQN / PPO with and without SIGReg",
+def _rl_table(title: str, notes: str) -> Table:
+    return Table(
+        title,
         [
             "agent",
             "method",
@@ -280,57 +309,36 @@ def _rl(report: Report, s: Setting, seed: int) -> dict:
             "dormant % tau=0",
             "srank",
             "wall",
-            "SIGReg share of update",
+            "SIGReg fwd share of update",
             "seeds",
         ],
-        units={"wall": "s", "SIGReg share of update": "%"},
-        notes=(
-            "CartPole-v1; the observation is re-permuted and its signs re-flipped every "
-            f"{s.phase_iterations} rollouts (phase 0 = unchanged). Return AUC = mean raw episode "
-            "return over 20 equal step bins of the run; IQM and 95 % bootstrap CI over seeds "
-            "(rliable where installed). PQN: 8 envs x 32 steps, 2 epochs x 4 minibatches, "
-            "RAdam 1e-3, LayerNorm, Q(lambda)=0.65, SIGReg on the LayerNorm'd trunk output "
-            f"before the head's ReLU; PPO: 4 envs x {s.ppo_num_steps} steps, Adam 2.5e-3 "
-            "annealed, shared trunk, SIGReg on its hidden state. lambda as in the paper's sweep "
-            "(0.2, 1.0); final return = mean of the last 20 episodes; dormant/srank on "
-            "the last rollout's observations."
-        ),
+        units={"wall": "s", "SIGReg fwd share of update": "%"},
+        notes=notes,
     )
-    curves = {}
-    plans = [
-        ("PQN", "pqn", s.pqn_iterations, s.pqn_seeds, dict(lr=1e-3, num_envs=8, num_steps=32), 32),
-        (
-            "PPO",
-            "ppo",
-            s.ppo_iterations,
-            s.ppo_seeds,
-            dict(lr=2.5e-3, num_envs=4, num_steps=s.ppo_num_steps),
-            s.ppo_num_steps,
-        ),
+
+
+def _rl_runs(table: Table, plans: list, env_id: str, s: Setting, seed: int, desc: str) -> dict:
+    """Run every (agent, lambda, seed) of ``plans``; add one row per (agent, lambda)."""
+    jobs = [
+        (name, agent, iters, kw, lam, k)
+        for name, agent, iters, seeds, kw in plans
+        for lam in LAMBDAS
+        for k in range(seeds)
     ]
-    jobs = []
-    for name, agent, iters, seeds, kw, steps in plans:
-        for lam in (0.0, 0.2, 1.0):
-            for k in range(seeds):
-                jobs.append((name, agent, iters, kw, steps, lam, k))
     results: dict[tuple, list] = {}
-    for name, agent, iters, kw, steps, lam, k in progress(jobs, desc="rl", total=len(jobs)):
+    for name, agent, iters, kw, lam, k in progress(jobs, desc=desc, total=len(jobs)):
         res = run_agent(
             agent,
+            env_id=env_id,
             sigreg_lambda=lam,
             iterations=iters,
-            ns_period=s.phase_iterations * steps,
+            ns_period=s.phase_iterations * kw["num_steps"],
             seed=seed + k,
             **kw,
         )
         results.setdefault((name, lam), []).append(res)
-    base_wall = {}
     for (name, lam), runs in results.items():
-        aucs = [r["auc"] for r in runs]
-        point, lo, hi, how = interval_estimate(aucs)
-        wall = float(np.mean([r["wall_s"] for r in runs]))
-        if lam == 0:
-            base_wall[name] = wall
+        point, lo, hi, how = interval_estimate([r["auc"] for r in runs])
         diag = [r["diagnostics"] for r in runs if r["diagnostics"]]
         share = 100 * float(
             np.sum([r["reg_s"] for r in runs]) / max(np.sum([r["update_s"] for r in runs]), 1e-9)
@@ -347,25 +355,218 @@ def _rl(report: Report, s: Setting, seed: int) -> dict:
                 if diag
                 else None,
                 "srank": float(np.mean([d["srank"] for d in diag])) if diag else None,
-                "wall": wall,
-                "SIGReg share of update": share,
+                "wall": float(np.mean([r["wall_s"] for r in runs])),
+                "SIGReg fwd share of update": share,
                 "seeds": f"{len(runs)} ({how})",
             },
         )
-        curves[(name, lam)] = np.mean(
-            [return_curve(r["episodes"], r["total_steps"]) for r in runs], axis=0
+    return results
+
+
+def _curves(results: dict) -> dict:
+    return {
+        key: np.mean([return_curve(r["episodes"], r["total_steps"]) for r in runs], axis=0)
+        for key, runs in results.items()
+    }
+
+
+PQN_KW = dict(lr=1e-3, num_envs=8, num_steps=32)
+
+
+def _rl(report: Report, s: Setting, seed: int) -> dict:
+    table = _rl_table(
+        "Non-stationary CartPole: PQN / PPO with and without SIGReg",
+        "CartPole-v1; the observation is re-permuted and its signs re-flipped every "
+        f"{s.phase_iterations} rollouts (phase 0 = unchanged). Return AUC = mean raw episode "
+        "return over 20 equal step bins of the run; IQM and 95 % bootstrap CI over seeds "
+        "(rliable where installed). PQN: 8 envs x 32 steps, 2 epochs x 4 minibatches, "
+        "RAdam 1e-3, LayerNorm, Q(lambda)=0.65, SIGReg on the LayerNorm'd trunk output "
+        f"before the head's ReLU; PPO: 4 envs x {s.ppo_num_steps} steps, Adam 2.5e-3 "
+        "annealed, shared trunk, SIGReg on its hidden state. lambda as in the paper's sweep "
+        "(0.2, 1.0); final return = mean of the last 20 episodes; dormant/srank on "
+        "the last rollout's observations. 'SIGReg fwd share' = wall time of the SIGReg "
+        "forward / wall time of the updates (backward excluded; see the cost table).",
+    )
+    plans = [
+        ("PQN", "pqn", s.pqn_iterations, s.pqn_seeds, PQN_KW),
+        (
+            "PPO",
+            "ppo",
+            s.ppo_iterations,
+            s.ppo_seeds,
+            dict(lr=2.5e-3, num_envs=4, num_steps=s.ppo_num_steps),
+        ),
+    ]
+    results = _rl_runs(table, plans, "CartPole-v1", s, seed, "cartpole")
+    report.add_table(table)
+    return results
+
+
+MINATAR_ENV = "MinAtar/Breakout-v1"
+
+
+def _minatar(report: Report, s: Setting, seed: int) -> dict | None:
+    """PQN +- SIGReg on non-stationary MinAtar Breakout (skipped without ``minatar``)."""
+    try:
+        import minatar  # noqa: F401
+    except ImportError:
+        report.note(
+            "minatar is not installed: the MinAtar section was skipped (`pip install sigreg[bench]`)."
+        )
+        return None
+    table = _rl_table(
+        "Non-stationary MinAtar Breakout: PQN with and without SIGReg",
+        f"{MINATAR_ENV} (MinAtar 10x10x4 binary frames, sticky actions 0.1, minimal action "
+        f"set), {s.minatar_iterations} rollouts of 8 envs x 32 steps "
+        f"({s.minatar_iterations * 256} env steps); the flattened observation is re-permuted "
+        f"and sign-flipped every {s.phase_iterations} rollouts. PQN as in the CartPole "
+        "table (MLP trunk 2 x 128 on the flattened frame, not the paper's CNN).",
+    )
+    results = _rl_runs(
+        table,
+        [("PQN", "pqn", s.minatar_iterations, s.minatar_seeds, PQN_KW)],
+        MINATAR_ENV,
+        s,
+        seed,
+        "minatar",
+    )
+    report.add_table(table)
+    return results
+
+
+def _aggregate(report: Report, tasks: dict[str, dict]) -> None:
+    """IQM over (runs x tasks) of baseline-normalised AUC, stratified bootstrap, P(improve)."""
+    names = list(tasks)
+    n_runs = min(len(res[("PQN", lam)]) for res in tasks.values() for lam in LAMBDAS)
+    mats = {}
+    for lam in LAMBDAS:
+        cols = []
+        for task in names:
+            base = np.mean([r["auc"] for r in tasks[task][("PQN", 0.0)]])
+            runs = tasks[task][("PQN", lam)][:n_runs]
+            cols.append([r["auc"] / max(base, 1e-9) for r in runs])
+        mats[lam] = np.array(cols).T  # (runs, tasks)
+    est = aggregate_interval({str(lam): m for lam, m in mats.items()})
+    table = Table(
+        "Aggregate over tasks: PQN return AUC normalised by the lambda = 0 mean of each task",
+        ["method", "IQM", "CI low", "CI high", "P(improvement over none)", "runs x tasks", "how"],
+        notes=(
+            f"Tasks: {', '.join(names)}; score = run AUC / mean AUC of lambda = 0 on that "
+            "task (1 = the baseline's mean). IQM over all runs and tasks, 95 % stratified "
+            "bootstrap CI (runs resampled within each task, 2000 reps; rliable's "
+            "get_interval_estimates + aggregate_iqm where installed); P(improvement) = "
+            "P(X > Y) over run pairs, averaged over tasks (rliable's definition)."
+        ),
+    )
+    for lam, m in mats.items():
+        point, lo, hi, how = est[str(lam)]
+        table.add_row(
+            method="none" if lam == 0 else f"SIGReg l={lam}",
+            IQM=point,
+            **{
+                "CI low": lo,
+                "CI high": hi,
+                "P(improvement over none)": probability_of_improvement(m, mats[0.0]),
+                "runs x tasks": f"{m.shape[0]} x {m.shape[1]}",
+                "how": how,
+            },
         )
     report.add_table(table)
-    return curves
 
 
-def _figure(report: Report, drift: dict, digits: dict, rl: dict) -> None:
+def _cost(report: Report, s: Setting, seed: int) -> None:
+    """SIGReg's cost per update: fused vs unfused, MLP (CPU scale) and the paper's CNN."""
+    table = Table(
+        "Cost of SIGReg per update (same run, interleaved)",
+        [
+            "trunk",
+            "batch x D",
+            "update without",
+            "update with",
+            "overhead median",
+            "overhead q25",
+            "overhead q75",
+            "unfused overhead median",
+            "unfused q25",
+            "unfused q75",
+            "wall overhead median",
+            "repeats x rounds",
+        ],
+        units={
+            "update without": "ms",
+            "update with": "ms",
+            "overhead median": "%",
+            "overhead q25": "%",
+            "overhead q75": "%",
+            "unfused overhead median": "%",
+            "unfused q25": "%",
+            "unfused q75": "%",
+            "wall overhead median": "%",
+        },
+        notes=(
+            "One PQN-style update (forward, 0.5 (Q - G)^2 on a linear head, + SIGReg "
+            "(released preset, 16 slices, 8 frequencies) on the trunk output, backward, "
+            "grad-clip 10, RAdam). Overhead = t_with / t_without - 1 per repeat, median and "
+            "quartiles over repeats; each repeat's time is the median over rounds that time "
+            "one update of each variant in rotating order. Time = the thread's CPU time "
+            "(torch on 1 thread), which the other jobs on this shared machine do not "
+            "inflate; 'wall overhead' is the same from wall-clock time (noisy here). "
+            "'unfused' = the direct autograd form (full symmetric grid, separate cos/sin); "
+            "the package's SIGReg folds the grid onto t > 0 and computes cos and sin in one "
+            "pass with a hand-written backward."
+        ),
+    )
+    setups = [
+        ("MLP 2x128 + LN (PQN CartPole)", "mlp", (4,), 128, 64, s.cost_repeats, s.cost_rounds),
+        (
+            "Nature CNN, D=512 (paper's Atari encoder)",
+            "nature-cnn",
+            (4, 84, 84),
+            512,
+            128,
+            max(3, s.cost_repeats - 4),
+            s.cost_cnn_rounds,
+        ),
+    ]
+    for label, enc, shape, hidden, batch, repeats, rounds in setups:
+        r = measure_overhead(
+            enc,
+            obs_shape=shape,
+            hidden=hidden,
+            batch=batch,
+            repeats=repeats,
+            steps=rounds,
+            warmup=1 if enc == "nature-cnn" else 3,
+            seed=seed,
+        )
+        med, q25, q75 = summarise(r["ratio_fused"])
+        umed, uq25, uq75 = summarise(r["ratio_reference"])
+        table.add_row(
+            trunk=label,
+            **{
+                "batch x D": f"{batch} x {hidden}",
+                "update without": 1e3 * r["base_s"],
+                "update with": 1e3 * r["fused_s"],
+                "overhead median": med,
+                "overhead q25": q25,
+                "overhead q75": q75,
+                "unfused overhead median": umed,
+                "unfused q25": uq25,
+                "unfused q75": uq75,
+                "wall overhead median": summarise(r["wall_ratio_fused"])[0],
+                "repeats x rounds": f"{repeats} x {rounds}",
+            },
+        )
+    report.add_table(table)
+
+
+def _figure(report: Report, drift: dict, digits: dict, rl: dict, minatar: dict | None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(1, 3, figsize=(15, 4))
+    fig, ax = plt.subplots(1, 4, figsize=(20, 4))
     for mode, rows in drift.items():
         ks = [r["kappa"] for r in rows]
         ax[0].plot(ks, [r["closed_param"] for r in rows], "o-", label=f"closed form ({mode})")
@@ -381,17 +582,24 @@ def _figure(report: Report, drift: dict, digits: dict, rl: dict) -> None:
     ax[1].set_ylabel("end-of-phase train accuracy")
     ax[1].set_title("shuffled-label digits")
     ax[1].legend(fontsize=6)
-    for (name, lam), curve in rl.items():
+    for (name, lam), curve in _curves(rl).items():
         ax[2].plot(curve, label=f"{name} lambda={lam}")
     ax[2].set_xlabel("training progress (20 bins)")
     ax[2].set_ylabel("episode return")
     ax[2].set_title("non-stationary CartPole")
     ax[2].legend(fontsize=7)
+    if minatar:
+        for (name, lam), curve in _curves(minatar).items():
+            ax[3].plot(curve, label=f"{name} lambda={lam}")
+        ax[3].legend(fontsize=7)
+    ax[3].set_xlabel("training progress (20 bins)")
+    ax[3].set_ylabel("episode return")
+    ax[3].set_title("non-stationary MinAtar Breakout" if minatar else "MinAtar: not installed")
     report.save_figure(fig, "sigreg_results.png")
 
 
 def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
-    """Run the three experiments (baselines and anchors in the same run); return the report."""
+    """Run the experiments (baselines and anchors in the same run); return the report."""
     torch.set_num_threads(1)
     _quiet_lightning()
     s = QUICK if quick else FULL
@@ -401,11 +609,17 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     digits = _digits(report, s, seed)
     _lightly_anchor(report, seed)
     rl = _rl(report, s, seed)
-    _figure(report, drift, digits, rl)
+    minatar = _minatar(report, s, seed)
+    tasks = {"CartPole-v1": rl}
+    if minatar:
+        tasks[MINATAR_ENV] = minatar
+    _aggregate(report, tasks)
+    _cost(report, s, seed)
+    _figure(report, drift, digits, rl, minatar)
     report.note(
-        "CPU-scale reproduction: digits instead of CIFAR-10, CartPole instead of Atari-10, "
-        "MLP trunks instead of the paper's CNN encoder (D=512). The paper's numbers (e.g. "
-        "'up to 89% average AUC gains on Atari-10') are not comparable to these."
+        "CPU-scale reproduction: digits instead of CIFAR-10, CartPole / MinAtar instead of "
+        "Atari-10, MLP trunks instead of the paper's CNN encoder (D=512). The paper's numbers "
+        "(e.g. 'up to 89% average AUC gains on Atari-10') are not comparable to these."
     )
     report.metadata.update({"seed": seed, "quick": quick, "wall_time_s": time.perf_counter() - t0})
     return report

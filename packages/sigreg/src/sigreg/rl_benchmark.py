@@ -4,7 +4,12 @@
 * return curve on a fixed step grid and its area (mean return over training, the
   paper's AUC, normalised by the run length) -> :func:`return_curve`, :func:`return_auc`
 * interquartile mean and percentile-bootstrap CI over seeds (``rliable`` is used instead
-  when installed) -> :func:`iqm`, :func:`bootstrap_ci`
+  when installed) -> :func:`iqm`, :func:`bootstrap_ci`, :func:`interval_estimate`
+* aggregate over tasks: IQM of the ``(runs, tasks)`` score matrix with a stratified
+  bootstrap CI (runs resampled within each task) and the probability of improvement
+  ``P(X > Y)`` of one method over another (``rliable`` when installed, the same
+  definitions in numpy otherwise) -> :func:`aggregate_interval`,
+  :func:`probability_of_improvement`
 """
 
 from __future__ import annotations
@@ -79,6 +84,69 @@ def interval_estimate(scores) -> tuple[float, float, float, str]:
     except ImportError:
         lo, hi = bootstrap_ci(scores)
         return iqm(scores), lo, hi, "bootstrap"
+
+
+def _stratified_boot(matrix: np.ndarray, stat, reps: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    n = matrix.shape[0]
+    cols = np.arange(matrix.shape[1])
+    return np.array([stat(matrix[rng.integers(0, n, matrix.shape), cols]) for _ in range(reps)])
+
+
+def aggregate_interval(
+    scores: dict[str, np.ndarray], reps: int = 2000, seed: int = 0
+) -> dict[str, tuple[float, float, float, str]]:
+    """IQM over all runs and tasks of each ``(runs, tasks)`` matrix, stratified-bootstrap 95 % CI.
+
+    Uses ``rliable`` (``get_interval_estimates`` with ``aggregate_iqm``) when installed,
+    else the same estimator in numpy. Returns ``{method: (iqm, low, high, how)}``.
+
+    >>> m = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0], [4.0, 40.0]])
+    >>> point, lo, hi, how = aggregate_interval({"a": m}, reps=200)["a"]
+    >>> point, lo <= point <= hi
+    (9.25, True)
+    """
+    scores = {k: np.asarray(v, dtype=float) for k, v in scores.items()}
+    for k, v in scores.items():
+        if v.ndim != 2 or v.shape[0] < 1:
+            raise ValueError(f"scores[{k!r}] must be a (runs, tasks) matrix, got {v.shape}")
+    try:
+        from rliable import library as rly
+        from rliable import metrics as rlm
+    except ImportError:
+        out = {}
+        for k, v in scores.items():
+            boots = _stratified_boot(v, lambda m: iqm(m.ravel()), reps, seed)
+            lo, hi = np.quantile(boots, [0.025, 0.975])
+            out[k] = (iqm(v.ravel()), float(lo), float(hi), "bootstrap")
+        return out
+    np.random.seed(seed)  # rliable draws from numpy's global generator
+    point, ci = rly.get_interval_estimates(
+        scores, lambda m: np.array([rlm.aggregate_iqm(m)]), reps=reps
+    )
+    return {
+        k: (float(point[k][0]), float(ci[k][0, 0]), float(ci[k][1, 0]), "rliable") for k in scores
+    }
+
+
+def probability_of_improvement(x: np.ndarray, y: np.ndarray) -> float:
+    """``P(X > Y)`` averaged over tasks (ties count 1/2): rliable's probability of improvement.
+
+    ``x`` and ``y`` are ``(runs, tasks)`` score matrices of two methods.
+
+    >>> probability_of_improvement(np.array([[2.0], [3.0]]), np.array([[1.0], [3.0]]))
+    0.625
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[1]:
+        raise ValueError(
+            f"need (runs, tasks) matrices over the same tasks, got {x.shape}, {y.shape}"
+        )
+    per_task = [
+        float(((xi[:, None] > yi[None]) + 0.5 * (xi[:, None] == yi[None])).mean())
+        for xi, yi in zip(x.T, y.T, strict=True)
+    ]
+    return float(np.mean(per_task))
 
 
 def run_agent(

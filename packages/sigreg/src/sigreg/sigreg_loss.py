@@ -11,7 +11,9 @@ characteristic function of every 1-D slice with the one of ``N(0, 1)``,
 
 1. slices ``u_m ~ N(0, I_D) / ||.||``  -> :func:`draw_slices`
 2. ``c_m(t) = mean_i cos(t z_{m,i})``, ``s_m(t) = mean_i sin(t z_{m,i})``
-   (all-reduced *before* squaring when ``global_batch``)  -> :func:`empirical_cf`
+   (all-reduced *before* squaring when ``global_batch``)  -> :func:`empirical_cf`;
+   computed in one fused trig pass on the distinct positive frequencies (the error is
+   even in ``t`` and zero at ``t = 0``)  -> :func:`folded_grid`
 3. per-frequency error ``e_m(t) = (c_m(t) - exp(-t^2/2))^2 + s_m(t)^2``
 4. the two presets (:data:`PRESETS`):
 
@@ -76,8 +78,12 @@ def _check_preset(preset: str) -> PresetConfig:
     return PRESETS[preset]
 
 
-def check_features(x: torch.Tensor, name: str = "features") -> None:
-    """Reject what SIGReg cannot score: not (N, D), N < 2, non-float, NaN/Inf."""
+def check_features(x: torch.Tensor, name: str = "features", finite: bool = True) -> None:
+    """Reject what SIGReg cannot score: not (N, D), N < 2, non-float, NaN/Inf.
+
+    ``finite=False`` skips the element-wise NaN/Inf pass (:func:`sigreg` checks its scalar
+    result instead: any non-finite feature makes the statistic NaN).
+    """
     if not isinstance(x, torch.Tensor):
         raise ValueError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
     if x.ndim != 2:
@@ -88,7 +94,7 @@ def check_features(x: torch.Tensor, name: str = "features") -> None:
         raise ValueError(f"{name}: SIGReg needs a batch of at least 2 rows, got {x.shape[0]}")
     if x.shape[1] < 1:
         raise ValueError(f"{name}: feature dimension must be >= 1")
-    if not bool(torch.isfinite(x.detach()).all()):
+    if finite and not bool(torch.isfinite(x.detach()).all()):
         raise ValueError(f"{name} contain NaN or Inf values")
 
 
@@ -157,14 +163,93 @@ def draw_slices(
     return a.to(device=device, dtype=dtype)
 
 
+def _is_distributed() -> bool:
+    import torch.distributed as dist
+
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
 def _distributed_sum(x: torch.Tensor) -> torch.Tensor:
     import torch.distributed as dist
 
-    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+    if not _is_distributed():
         return x
     from torch.distributed.nn.functional import all_reduce
 
     return all_reduce(x, op=dist.ReduceOp.SUM)  # differentiable all-reduce
+
+
+class _CosSinSums(torch.autograd.Function):
+    """``[sum_i cos(t z_i), sum_i sin(t z_i)]`` (M, 2T) in one trig pass, fused backward.
+
+    ``sin(x) = cos(x - pi/2)``, so one ``cos`` over the ``(N, M, 2T)`` phases gives both
+    parts; the backward reuses the saved values
+    (``d/dz cos(t z) = -t sin(t z)``, ``d/dz sin(t z) = t cos(t z)``) instead of
+    recomputing two more trig passes as autograd would.
+    """
+
+    @staticmethod
+    def forward(ctx, z, t2, phase):
+        cs = torch.addcmul(phase, z.unsqueeze(-1), t2).cos_()  # (N, M, 2T)
+        ctx.save_for_backward(cs, t2)
+        return cs.sum(0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        cs, t2 = ctx.saved_tensors
+        half = t2.numel() // 2
+        # d sum cos / dz = -t sin, d sum sin / dz = t cos: swap the halves of the gradient
+        g = torch.cat([grad[:, half:], -grad[:, :half]], dim=1) * t2  # (M, 2T)
+        return (cs * g).sum(-1), None, None
+
+
+_GRID_CACHE: dict[tuple, tuple[torch.Tensor, ...]] = {}
+
+
+def folded_grid(
+    num_t: int,
+    t_max: float,
+    grid: Literal["symmetric", "half"],
+    weight: Literal["none", "gaussian"],
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The quadrature folded onto its distinct positive frequencies: ``(t, w)``.
+
+    The error at ``-t`` equals the one at ``t`` (``cos`` is even, ``sin^2`` too), so a
+    symmetric grid is folded onto ``t > 0`` with the two weights added; ``t = 0`` has
+    error exactly 0 (``cf(0) = 1 = e^0``) and is dropped. The statistic is unchanged,
+    at half the trig work. Cached per setting, dtype and device.
+
+    >>> t, w = folded_grid(8, 5.0, "symmetric", "none")
+    >>> t.tolist()[0] > 0, len(t), round(float(w.sum()), 6)
+    (True, 4, 1.0)
+    """
+    return _quadrature(num_t, t_max, grid, weight, dtype, device)[:2]
+
+
+def _quadrature(num_t, t_max, grid, weight, dtype, device) -> tuple[torch.Tensor, ...]:
+    """Cached ``(t, w, t2, phase, target2, w2)``: folded grid plus the fused-pass constants."""
+    key = (int(num_t), float(t_max), grid, weight, dtype, str(device))
+    hit = _GRID_CACHE.get(key)
+    if hit is not None:
+        return hit
+    t = frequency_grid(num_t, t_max, grid, dtype=torch.float64)
+    w = frequency_weights(t, weight, grid)
+    pos = t > 0
+    tw, ww = t[pos], w[pos].clone()
+    neg = t < 0
+    if bool(neg.any()):
+        if int(neg.sum()) != int(pos.sum()):
+            raise ValueError("a symmetric grid must pair every -t with +t")
+        ww = ww + w[neg].flip(0)
+    t2 = torch.cat([tw, tw])
+    phase = torch.cat([torch.zeros_like(tw), torch.full_like(tw, -0.5 * torch.pi)])
+    target2 = torch.cat([torch.exp(-0.5 * tw**2), torch.zeros_like(tw)])
+    w2 = torch.cat([ww, ww])
+    out = tuple(v.to(device=device, dtype=dtype) for v in (tw, ww, t2, phase, target2, w2))
+    _GRID_CACHE[key] = out
+    return out
 
 
 def empirical_cf(
@@ -172,17 +257,22 @@ def empirical_cf(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Real and imaginary parts ``(M, T)`` of the empirical CF of projections ``z`` (N, M).
 
-    Returns ``(c, s, n)`` with ``n`` the (global) number of rows.
+    Returns ``(c, s, n)`` with ``n`` the (global) number of rows. With ``global_batch``
+    the sums (and ``n``) are all-reduced in one collective *before* any squaring.
+
+    >>> c, s, n = empirical_cf(torch.zeros(3, 2), torch.tensor([1.0, 2.0]))
+    >>> c.tolist(), s.abs().max().item() < 1e-6, float(n)
+    ([[1.0, 1.0], [1.0, 1.0]], True, 3.0)
     """
-    zt = z.unsqueeze(-1) * t  # (N, M, T)
-    cos_sum = torch.cos(zt).sum(0)
-    sin_sum = torch.sin(zt).sum(0)
+    k = t.numel()
+    t2 = torch.cat([t, t])
+    phase = torch.cat([torch.zeros_like(t), torch.full_like(t, -0.5 * torch.pi)])
+    sums = _CosSinSums.apply(z, t2, phase)  # (M, 2T)
     n = torch.tensor(float(z.shape[0]), dtype=z.dtype, device=z.device)
     if global_batch:  # all-reduce sums *before* squaring: statistic of the global batch
-        cos_sum = _distributed_sum(cos_sum)
-        sin_sum = _distributed_sum(sin_sum)
-        n = _distributed_sum(n)
-    return cos_sum / n, sin_sum / n, n
+        packed = _distributed_sum(torch.cat([sums.flatten(), n.reshape(1)]))
+        sums, n = packed[:-1].reshape(sums.shape), packed[-1]
+    return sums[:, :k] / n, sums[:, k:] / n, n
 
 
 def sigreg(
@@ -219,7 +309,7 @@ def sigreg(
         True
     """
     cfg = _check_preset(preset)
-    check_features(x)
+    check_features(x, finite=False)  # non-finite rows make the result NaN: checked below
     num_slices = cfg.num_slices if num_slices is None else int(num_slices)
     num_t = cfg.num_t if num_t is None else int(num_t)
     t_max = cfg.t_max if t_max is None else float(t_max)
@@ -229,22 +319,30 @@ def sigreg(
         raise ValueError(f"num_slices must be > 0, got {num_slices}")
     if preset == "lejepa" and num_t % 2 == 0:
         raise ValueError(f"the lejepa preset needs an odd number of knots, got {num_t}")
-    t = frequency_grid(num_t, t_max, cfg.grid, dtype=x.dtype).to(x.device)
-    w = frequency_weights(t, weight, cfg.grid)
+    t, w, t2, phase, target2, w2 = _quadrature(num_t, t_max, cfg.grid, weight, x.dtype, x.device)
     if slices is None:
         slices = draw_slices(x.shape[1], num_slices, generator=generator)
     if slices.ndim != 2 or slices.shape[0] != x.shape[1]:
         raise ValueError(f"slices must have shape (D={x.shape[1]}, M), got {tuple(slices.shape)}")
     slices = slices.to(device=x.device, dtype=x.dtype)
     z = x @ slices  # (N, M)
-    c, s, n = empirical_cf(z, t, global_batch)
-    target = torch.exp(-0.5 * t**2)
-    real = (c - target) ** 2  # (M, T)
-    imag = s**2
-    scale = n if scale_by_n else 1.0
-    loss = ((real + imag) @ w).mean() * scale
+    m, k = z.shape[1], t.numel()
+    sums = _CosSinSums.apply(z, t2, phase)  # (M, 2T): [sum cos | sum sin]
+    if global_batch and _is_distributed():
+        n = torch.tensor(float(z.shape[0]), dtype=z.dtype, device=z.device)
+        packed = _distributed_sum(torch.cat([sums.flatten(), n.reshape(1)]))
+        n = packed[-1]
+        sq = (packed[:-1].reshape(sums.shape) / n - target2).square()  # (M, 2T) errors
+        factor = (n if scale_by_n else 1.0) / m
+    else:  # n (cf - target) in one op; the 1 / n^2 goes into the scalar factor
+        n = z.shape[0]
+        sq = sums.sub(target2, alpha=n).square()
+        factor = (n if scale_by_n else 1.0) / (m * n * n)
+    loss = sq.mv(w2).sum() * factor
+    if not bool(torch.isfinite(loss.detach())):
+        raise ValueError("features contain NaN or Inf values (or overflow in the projection)")
     if return_parts:
-        return loss, (real @ w).mean() * scale, (imag @ w).mean() * scale
+        return loss, (sq[:, :k] @ w).sum() * factor, (sq[:, k:] @ w).sum() * factor
     return loss
 
 
@@ -430,6 +528,7 @@ __all__ = [
     "draw_slices",
     "empirical_cf",
     "epps_pulley",
+    "folded_grid",
     "frequency_grid",
     "frequency_weights",
     "gaussian_expectation",

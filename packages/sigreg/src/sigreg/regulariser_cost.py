@@ -1,0 +1,133 @@
+"""SIGReg's wall-clock cost: the paper's "negligible cost" claim, measured.
+
+The paper adds ``lam * SIGReg(phi)`` to the task loss of the minibatch that is already
+being trained on, so the extra work per update is the projection ``phi @ U`` (O(N D M)),
+one trig pass over the ``(N, M, T)`` phases (O(N M T)), a few ``(M, T)`` reductions and
+their backward; the features themselves are already computed by the forward pass.
+
+* one update step (forward, TD-style squared loss on a linear head, optional SIGReg,
+  backward, gradient clipping, RAdam) of a trunk -> :func:`update_step`
+* interleaved timing of the same update with and without the regulariser over repeats;
+  the overhead ratio ``t_with / t_without - 1`` per repeat, its median and spread
+  -> :func:`measure_overhead`
+* the plain-autograd form of the statistic (full symmetric grid, separate ``cos`` and
+  ``sin``, autograd backward) as the unfused reference -> :func:`reference_sigreg`
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from sigreg.encoder import make_trunk
+from sigreg.sigreg_loss import SIGReg, draw_slices, frequency_grid, frequency_weights
+
+
+def reference_sigreg(x: torch.Tensor, num_slices: int = 16) -> torch.Tensor:
+    """The released statistic written the direct way (unfused, unfolded grid).
+
+    >>> g = torch.Generator().manual_seed(0)
+    >>> float(reference_sigreg(torch.zeros(8, 4))) > 0.1
+    True
+    """
+    t = frequency_grid(8, 5.0, "symmetric", dtype=x.dtype).to(x.device)
+    w = frequency_weights(t, "none", "symmetric")
+    z = x @ draw_slices(x.shape[1], num_slices, device=x.device, dtype=x.dtype)
+    zt = z.unsqueeze(-1) * t
+    c, s = torch.cos(zt).mean(0), torch.sin(zt).mean(0)
+    return (((c - torch.exp(-0.5 * t**2)) ** 2 + s**2) @ w).mean()
+
+
+def update_step(trunk, head, opt, obs, target, reg: Callable | None, lam: float = 1.0) -> None:
+    """One PQN-style update: ``0.5 (head(relu(phi)) - target)^2 [+ lam * reg(phi)]``."""
+    phi = trunk(obs)
+    q = head(trunk.head_input(phi))[:, 0]
+    loss = 0.5 * F.mse_loss(q, target)
+    if reg is not None:
+        loss = loss + lam * reg(phi)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(list(trunk.parameters()) + list(head.parameters()), 10.0)
+    opt.step()
+
+
+def measure_overhead(
+    encoder: str = "mlp",
+    *,
+    obs_shape: tuple[int, ...] = (4,),
+    hidden: int = 128,
+    depth: int = 2,
+    batch: int = 64,
+    repeats: int = 7,
+    steps: int = 20,
+    warmup: int = 3,
+    seed: int = 0,
+) -> dict:
+    """Median and spread of the SIGReg overhead of an update, same run, interleaved.
+
+    Each repeat runs ``steps`` rounds; a round times one update without the regulariser,
+    one with the fused SIGReg and one with :func:`reference_sigreg`, in a rotating order
+    (so drifts in machine load hit all three), on the same minibatch and network. A
+    repeat's time is the median over its rounds; the overhead ratio of a repeat is
+    ``t_with / t_without - 1``. Returns the medians over repeats (seconds per update) and
+    the per-repeat ratios.
+
+    Examples:
+        >>> r = measure_overhead(hidden=16, batch=8, repeats=2, steps=2, warmup=1)
+        >>> sorted(r)[:3], len(r["ratio_fused"]), len(r["wall_ratio_reference"])
+        (['base_s', 'base_wall_s', 'batch'], 2, 2)
+    """
+    torch.manual_seed(seed)
+    trunk = make_trunk(encoder, obs_shape, hidden, depth, True, feature_point="pre-relu")
+    head = torch.nn.Linear(hidden, 6)
+    opt = torch.optim.RAdam(list(trunk.parameters()) + list(head.parameters()), lr=1e-4)
+    g = torch.Generator().manual_seed(seed)
+    obs = torch.rand(batch, int(np.prod(obs_shape)), generator=g)
+    if encoder == "nature-cnn":
+        obs = obs * 255.0
+    target = torch.randn(batch, generator=g)
+    variants: dict[str, Callable | None] = {
+        "base": None,
+        "fused": SIGReg(),
+        "reference": reference_sigreg,
+    }
+    for reg in variants.values():
+        for _ in range(warmup):
+            update_step(trunk, head, opt, obs, target, reg)
+    times: dict[str, list[float]] = {k: [] for k in variants}
+    walls: dict[str, list[float]] = {k: [] for k in variants}
+    names = list(variants)
+    for r in range(repeats):
+        cpu: dict[str, list[float]] = {k: [] for k in variants}
+        wall: dict[str, list[float]] = {k: [] for k in variants}
+        for i in range(steps):  # one update of each variant per round, rotating order
+            j = (r * steps + i) % len(names)
+            for name in names[j:] + names[:j]:
+                c0, w0 = time.thread_time(), time.perf_counter()
+                update_step(trunk, head, opt, obs, target, variants[name])
+                cpu[name].append(time.thread_time() - c0)
+                wall[name].append(time.perf_counter() - w0)
+        for name in names:  # median of a repeat: robust to load spikes
+            times[name].append(float(np.median(cpu[name])))
+            walls[name].append(float(np.median(wall[name])))
+    out = {f"{k}_s": float(np.median(v)) for k, v in times.items()}
+    out.update({f"{k}_wall_s": float(np.median(v)) for k, v in walls.items()})
+    for k in ("fused", "reference"):
+        out[f"ratio_{k}"] = (np.array(times[k]) / np.array(times["base"]) - 1.0).tolist()
+        out[f"wall_ratio_{k}"] = (np.array(walls[k]) / np.array(walls["base"]) - 1.0).tolist()
+    out.update(encoder=encoder, hidden=hidden, batch=batch, repeats=repeats, steps=steps)
+    return out
+
+
+def summarise(ratios) -> tuple[float, float, float]:
+    """Median, 25th and 75th percentile of overhead ratios, in percent.
+
+    >>> summarise([0.01, 0.02, 0.03, 0.04])
+    (2.5, 1.75, 3.25)
+    """
+    r = 100 * np.asarray(ratios, dtype=float)
+    return float(np.median(r)), float(np.percentile(r, 25)), float(np.percentile(r, 75))
