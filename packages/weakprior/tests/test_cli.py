@@ -133,3 +133,27 @@ def test_fit_smoke_config(tmp_path):
 
     config = Path(__file__).parents[1] / "configs" / "smoke.yaml"
     assert main(["fit", "--config", str(config), "--trainer.default_root_dir", str(tmp_path)]) == 0
+
+
+def test_reconstruct_pretrained_offline_names_the_model(capsys, monkeypatch, tmp_path):
+    """The real path goes through the offline-aware loader: one line naming the model id."""
+    import sys
+    import types
+
+    from icml26_shared.contract import assert_one_line_error
+    from PIL import Image
+
+    class _NotCached:  # stands in for diffusers.UNet2DModel (importing diffusers takes ~25 s)
+        @staticmethod
+        def from_pretrained(model_id, *args, local_files_only=False, **kwargs):
+            raise OSError(f"{model_id} is not in the cache")
+
+    monkeypatch.setitem(sys.modules, "diffusers", types.SimpleNamespace(UNet2DModel=_NotCached))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    path = tmp_path / "face.png"
+    Image.new("RGB", (8, 8), color=(120, 90, 60)).save(path)
+    args = ["reconstruct", "--pretrained", "google/ddpm-ema-church-256", "--image", str(path)]
+    code = main(args)
+    assert_one_line_error(capsys.readouterr().err, "google/ddpm-ema-church-256", code)
+    code = main(["reconstruct", "--pretrained", "google/ddpm-ema-church-256"])
+    assert_one_line_error(capsys.readouterr().err, "--pretrained needs --image", code)

@@ -17,6 +17,7 @@ TINY = rep.Setting(
 
 def test_miniature_reproduce_writes_json_markdown_and_png(tmp_path, monkeypatch):
     monkeypatch.setattr(rep, "QUICK", TINY)
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "no-weights"))
     report = run_reproduce(PAPER, tmp_path, quick=True, seed=0)
     main, gap, full, ssim_table, ssim_miss, gauss, corr = report.tables
     rows = {(r["solver"], r["prior"]) for r in main.rows}
@@ -34,7 +35,9 @@ def test_miniature_reproduce_writes_json_markdown_and_png(tmp_path, monkeypatch)
     data = json.loads((tmp_path / "results.json").read_text())
     assert data["metadata"]["quick"] is True and len(data["tables"]) == 7
     assert (tmp_path / "gap_and_correlation.png").stat().st_size > 1000
-    assert "under-trained" in (tmp_path / "results.md").read_text()
+    md = (tmp_path / "results.md").read_text()
+    assert "under-trained" in md
+    assert "LPIPS not computed" in md and "vgg16-397923af.pth" in md  # weights not cached
 
 
 @pytest.mark.slow

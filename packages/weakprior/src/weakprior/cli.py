@@ -42,6 +42,7 @@ def reconstruct(
     sigma: float = 0.01,
     solver: Literal["weak", "dmplug", "dps", "tv"] = "weak",
     checkpoint: Path | None = None,
+    pretrained: str | None = None,
     image: Path | None = None,
     n_images: int = 4,
     image_size: int = 16,
@@ -64,6 +65,9 @@ def reconstruct(
         sigma: Measurement noise standard deviation (images in [-1, 1]).
         solver: ``weak`` (paper: sphere Adam + hold-out), ``dmplug``, ``dps`` or ``tv``.
         checkpoint: A Lightning checkpoint of ``weakprior fit`` to use as the prior instead.
+        pretrained: The paper's real path: a diffusers ``UNet2DModel`` id such as
+            ``google/ddpm-ema-church-256`` (from the local Hugging Face cache or the Hub) as the
+            prior; needs ``--image`` (an RGB photo, resized to the model's resolution).
         image: Your own grayscale image file (resized to image_size) instead of the domain.
         n_images: Number of held-out images.
         image_size: Image side in pixels.
@@ -91,7 +95,25 @@ def reconstruct(
     check_sigma(sigma)
     if not 0.0 < keep_ratio <= 1.0:
         raise UsageError(f"keep_ratio must lie in (0, 1], got {keep_ratio}")
-    if image is not None:
+    pretrained_eps = None
+    if pretrained is not None:
+        if image is None:
+            raise UsageError("--pretrained needs --image (an RGB photo such as a CelebA-HQ face)")
+        if checkpoint is not None:
+            raise UsageError("give either --pretrained or --checkpoint, not both")
+        if solver == "tv":
+            raise UsageError("--pretrained has no effect with --solver tv (no learned prior)")
+        from icml26_shared.hub import HubUnavailableError
+
+        from weakprior.pretrained import load_image, load_pretrained_prior
+
+        x = load_image(image, None)  # fails early on a missing file, before the model loads
+        try:
+            pretrained_eps = load_pretrained_prior(pretrained)
+        except HubUnavailableError as err:
+            raise UsageError(str(err)) from None
+        x = load_image(image, int(pretrained_eps.unet.config.sample_size))
+    elif image is not None:
         from weakprior.pretrained import load_image
 
         x = load_image(image, image_size, gray=True)
@@ -101,7 +123,9 @@ def reconstruct(
     op = _make_operator(operator, tuple(x.shape), keep_ratio, box_frac, sr_factor, seed + 11)
     y = measure(op, x, sigma, seed + 12)
     model = None
-    if solver != "tv":
+    if pretrained_eps is not None:
+        eps = pretrained_eps
+    elif solver != "tv":
         if checkpoint is not None:
             if not Path(checkpoint).is_file():
                 raise UsageError(f"checkpoint {str(checkpoint)!r} does not exist")
@@ -113,13 +137,14 @@ def reconstruct(
                 domain, steps, image_size, 16, 32, seed=seed, cache=cache_dir() / "priors"
             )
         model.requires_grad_(False)
+        eps = model.eps
     if solver == "tv":
         est = TVSolver(op, iterations=iterations, seed=seed).solve(y, tuple(x.shape)).x
     elif solver == "dps":
         zeta = 0.5 if operator in ("random", "box") else 0.3
-        est = DPSSolver(model.eps, op, zeta, dps_steps, seed=seed).solve(y, tuple(x.shape)).x
+        est = DPSSolver(eps, op, zeta, dps_steps, seed=seed).solve(y, tuple(x.shape)).x
     else:
-        gen = FewStepDDIM(model.eps)
+        gen = FewStepDDIM(eps)
         weak = solver == "weak"
         est = NoiseOptimisationSolver(
             gen, op, "adam_sphere" if weak else "adam", "holdout" if weak else "wmv",
@@ -129,7 +154,7 @@ def reconstruct(
     missing = op.missing_pixels(tuple(x.shape))
     p_full, s_full = psnr(est, x), ssim(est, x)
     print(
-        f"{solver} solver, prior {prior if checkpoint is None else checkpoint}, {operator} on {x.shape[0]} image(s)"
+        f"{solver} solver, prior {pretrained or checkpoint or prior}, {operator} on {x.shape[0]} image(s)"
     )
     print(
         f"  PSNR full    {float(p_full.mean()):.2f} ± {float(p_full.std() if len(p_full) > 1 else 0):.2f} dB"

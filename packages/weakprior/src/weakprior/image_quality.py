@@ -89,3 +89,24 @@ def require_lpips() -> None:
             "Download them once with torchmetrics' LearnedPerceptualImagePatchSimilarity(net_type='vgg') "
             "on a machine with internet, or drop --lpips."
         )
+
+
+def lpips_vgg():
+    """LPIPS-VGG as ``f(x, ref) -> (B,)`` on ``[-1, 1]`` images (gray is repeated to RGB).
+
+    Raises the :func:`require_lpips` error when the weights are not cached (never downloads).
+    """
+    require_lpips()
+    from torchmetrics.functional.image.lpips import learned_perceptual_image_patch_similarity
+
+    def metric(x: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:  # pragma: no cover - weights
+        if x.shape[1] == 1:
+            x, ref = x.repeat(1, 3, 1, 1), ref.repeat(1, 3, 1, 1)
+        return torch.stack(
+            [
+                learned_perceptual_image_patch_similarity(a[None], b[None], net_type="vgg")
+                for a, b in zip(x.clamp(-1, 1), ref, strict=True)
+            ]
+        )
+
+    return metric

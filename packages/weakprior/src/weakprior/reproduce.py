@@ -32,7 +32,7 @@ from .ddim import FewStepDDIM, spaced_timesteps
 from .deepinv_anchor import DeepinvDPSSolver, deepinv_available
 from .dps import DPSSolver
 from .image_domains import load_domain
-from .image_quality import psnr, psnr_masked, ssim, ssim_masked
+from .image_quality import lpips_vgg, psnr, psnr_masked, ssim, ssim_masked
 from .local_correlation import distance_to_observed, local_correlation
 from .noise_optimisation import NoiseOptimisationSolver
 from .operators import BoxInpainting, Downsample, GaussianBlur, RandomInpainting, measure
@@ -182,7 +182,13 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
         skipped.append(
             "dps-deepinv skipped: deepinv is not installed (pip install 'weakprior[bench]')."
         )
+    try:
+        lpips = lpips_vgg()
+    except RuntimeError as err:  # weights not cached: say so, never download
+        lpips = None
+        skipped.append(f"LPIPS not computed: {err}")
     cols = ["target", "solver", "prior", *ops]
+    lpips_table = Table("LPIPS-VGG (whole image), mean over images (lower is better)", cols)
     main = Table(
         "PSNR (dB) on missing pixels (inpainting) / whole image (blur, SR): mean ± std over images",
         cols,
@@ -222,12 +228,14 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     for target, solver_name, prior in progress(jobs, desc="solvers", total=len(jobs)):
         x = data[target]
         base = {"target": target, "solver": solver_name, "prior": prior}
-        rows = {k: dict(base) for k in ("main", "full", "ssim", "ssim_miss")}
+        rows = {k: dict(base) for k in ("main", "full", "ssim", "ssim_miss", "lpips")}
         for op_name in ops:
             op = _operator(op_name, tuple(x.shape), seed + 11)
             y = measure(op, x, s.sigma, seed + 12)
             x_hat = _solver(s, solver_name, priors.get(prior), op, seed).solve(y, tuple(x.shape))
             m = _score(x_hat.x.clamp(-1, 1), x, op)
+            if lpips is not None:  # pragma: no cover - needs cached VGG weights
+                rows["lpips"][op_name] = float(lpips(x_hat.x, x).mean())
             rows["main"][op_name] = _fmt(m["psnr_missing"])
             rows["full"][op_name] = _fmt(m["psnr_full"])
             rows["ssim"][op_name] = float(m["ssim_full"].mean())
@@ -236,8 +244,9 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
                 m["psnr_missing"].mean()
             )
         for key, table in (("main", main), ("full", full_table), ("ssim", ssim_table),
-                           ("ssim_miss", ssim_miss)):  # fmt: skip
-            table.add_row(**rows[key])
+                           ("ssim_miss", ssim_miss), ("lpips", lpips_table)):  # fmt: skip
+            if key != "lpips" or lpips is not None:
+                table.add_row(**rows[key])
     for target in s.targets:
         matched = results.get((target, "weak", target))
         if matched is None:
@@ -250,7 +259,8 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
                         **{o: matched[o] - other[o] for o in ops})  # fmt: skip
     gauss = _gaussian_table(s, seed)
     corr = _correlation_table(s, priors, data, seed)
-    for t in (main, gap, full_table, ssim_table, ssim_miss, gauss, corr):
+    tables = [main, gap, full_table, ssim_table, ssim_miss, gauss, corr]
+    for t in tables + ([lpips_table] if lpips is not None else []):
         report.add_table(t)
     _plots(report, s, gap, gauss, corr)
     report.note(
