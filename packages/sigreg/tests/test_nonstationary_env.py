@@ -62,3 +62,25 @@ def test_explicit_permutations_and_bad_input():
         make_vector_env("NoSuchEnv-v0", 1)
     with pytest.raises(ValueError, match="dynamics"):
         build_env("Acrobot-v1", 1, period=1, kinds=("dynamics",))
+
+
+def test_minatar_breakout_builds_and_steps_when_installed():
+    pytest.importorskip("minatar")
+    env = build_env("MinAtar/Breakout-v1", 2, period=3, kinds=("permute", "sign"), seed=0)
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (2, 400) and obs.dtype == np.float32
+    for _ in range(4):
+        obs, r, term, trunc, _ = env.step(np.zeros(2, dtype=np.int64))
+    assert env.phase == 1
+
+
+def test_minatar_section_skips_cleanly_without_the_package(monkeypatch, tmp_path):
+    import sys
+
+    from icml26_shared.results import Report
+    from sigreg import reproduce as rep
+
+    monkeypatch.setitem(sys.modules, "minatar", None)  # import raises ImportError
+    report = Report("sigreg", tmp_path)
+    assert rep._minatar(report, rep.QUICK, 0) is None
+    assert not report.tables and any("minatar" in n for n in report.notes)

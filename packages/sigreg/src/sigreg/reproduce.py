@@ -88,26 +88,26 @@ QUICK = Setting(
     cost_rounds=10,
     cost_cnn_rounds=1,
 )
-# Sized for about 5 CPU-minutes (a contended 2-core machine: 15-25 min wall).
+# Sized for about 3-4 CPU-minutes (a contended 2-core machine: 20-40 min wall).
 FULL = Setting(
     drift_steps=3000,
-    drift_chains=256,
-    phases=5,
+    drift_chains=128,
+    phases=4,
     epochs_per_phase=10,
     n_samples=512,
     digit_seeds=2,
     lejepa_slices=256,
-    pqn_iterations=80,
+    pqn_iterations=60,
     pqn_seeds=3,
-    ppo_iterations=40,
+    ppo_iterations=32,
     ppo_seeds=2,
     ppo_num_steps=64,
     phase_iterations=20,
-    minatar_iterations=40,
+    minatar_iterations=30,
     minatar_seeds=3,
-    cost_repeats=9,
-    cost_rounds=30,
-    cost_cnn_rounds=3,
+    cost_repeats=7,
+    cost_rounds=20,
+    cost_cnn_rounds=2,
 )
 
 LAMBDAS = (0.0, 0.2, 1.0)  # the paper's sweep
