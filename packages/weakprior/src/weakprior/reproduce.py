@@ -76,12 +76,12 @@ QUICK = Setting(
 )
 FULL = Setting(
     targets=("faces", "digits"),
-    priors=("faces", "digits", "natural", "textures", "under-trained"),
+    priors=("faces", "digits", "natural", "under-trained"),
     keeps=(0.1, 0.3, 0.5, 0.7, 0.9),
     extra_ops=("box", "blur", "sr2"),
-    n_images=8,
+    n_images=6,
     prior_steps=1500,
-    iterations=120,
+    iterations=100,
     dps_steps=100,
 )
 
