@@ -85,6 +85,7 @@ def test_well_hdf5_reads_shapes_fields_and_components(tmp_path):
     )  # fmt: skip
     assert ds.spec.scalars == (0, 1) and ds.spec.vectors == ((2, 3),)
     assert ds.spec.tensors == ((4, 5, 6, 7),) and ds.spec.dim == 2
+    assert ds.grid == (16, 8)  # (H=y, W=x)
     assert len(ds) == 2 * 3
     item = ds[4]  # trajectory 1, frame 1 -> 2
     assert item["x"].shape == (8, 16, 8) and item["y"].shape == (1, 8, 16, 8)  # (C, H=y, W=x)
@@ -104,7 +105,7 @@ def test_well_hdf5_vector_components_rotate_with_the_grid(tmp_path):
 
     _well_file(tmp_path / "toy.hdf5", nx=16, ny=16)
     ds = WellHDF5(tmp_path / "toy.hdf5", fields=["phi", "grad_phi"])
-    u = ds.data[:, 0].double()  # (B, 3, H, W): phi, d/dx, d/dy
+    u = torch.stack([ds[0]["x"], ds[3]["x"]]).double()  # frame 0 of both: phi, d/dx, d/dy
 
     def spectral_grad(s):
         n = s.shape[-1]
@@ -133,6 +134,18 @@ def test_well_hdf5_bad_files(tmp_path):
     _well_file(tmp_path / "ok.hdf5")
     with pytest.raises(ValueError, match="no field"):
         WellHDF5(tmp_path / "ok.hdf5", fields=["pressure"])
+    with h5py.File(tmp_path / "ok.hdf5", "a") as f:
+        f["t1_fields"].create_dataset("bad", data=np.zeros((2, 4, 8, 8, 3), np.float32))
+        f["t1_fields"].attrs["field_names"] = ["grad_phi", "bad"]
+    with pytest.raises(ValueError, match="field bad has shape"):
+        WellHDF5(tmp_path / "ok.hdf5", fields=["bad"])
+    _well_file(tmp_path / "ok.hdf5")
+    with h5py.File(tmp_path / "ok.hdf5", "a") as f:
+        f["t0_fields"]["phi"][1, 2, 0, 0] = np.nan
+    ds = WellHDF5(tmp_path / "ok.hdf5")
+    ds[0]  # finite pair
+    with pytest.raises(ValueError, match="non-finite"):
+        ds[3 + 1]  # trajectory 1, frames 1-2
 
 
 def test_hub_unreachable_gives_the_offline_error(tmp_path, monkeypatch):

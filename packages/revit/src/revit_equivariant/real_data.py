@@ -79,12 +79,13 @@ def _attr_list(value) -> list[str]:
 
 
 class WellHDF5(Dataset):
-    """One-step pairs from a local HDF5 file (or folder of files) in The Well's layout.
+    """One-step pairs from local HDF5 files in The Well's layout, read lazily with ``h5py``.
 
     Items are ``{"x": u_t, "y": u_{t+1}[None]}`` as float32 ``(C, *grid)`` /
     ``(1, C, *grid)`` with the grid axes reversed to this package's order (x last) and the
     channels ``[t0 fields, t1 fields (x, y[, z]), t2 fields (row-major)]``; :attr:`spec` is
-    the matching :class:`FieldSpec` and :attr:`channel_names` names every channel.
+    the matching :class:`FieldSpec` and :attr:`channel_names` names every channel. Only the
+    two frames of an item are read from disk.
 
     Parameters
     ----------
@@ -121,18 +122,20 @@ class WellHDF5(Dataset):
                 f"no Well HDF5 files at {root} (offline: download them first with "
                 "`the-well-download --base-path DIR --dataset NAME`)"
             )
-        chunks = [self._read(f, fields) for f in files]
-        first = chunks[0][1:]
-        for f, chunk in zip(files, chunks, strict=True):
-            if chunk[1:] != first:
-                raise ValueError(f"{f}: fields {chunk[1]} differ from {files[0]}'s {first[0]}")
-        self.data = torch.cat([c[0] for c in chunks])
-        self.channel_names, self.spec = first
-        if not torch.isfinite(self.data).all():
-            raise ValueError(f"non-finite values in {root}")
+        self.files = files
+        scans = [self._scan(f, fields) for f in files]
+        self.layout, self.channel_names, self.spec, self.grid = scans[0][:4]
+        for f, scan in zip(files, scans, strict=True):
+            if scan[1:4] != (self.channel_names, self.spec, self.grid):
+                raise ValueError(f"{f}: fields or grid differ from those of {files[0]}")
+        # (file index, trajectory, first frame) of every pair
+        self.index = [
+            (k, n, t) for k, scan in enumerate(scans) for n in range(scan[4]) for t in range(scan[5] - 1)
+        ]  # fmt: skip
+        self._handles: dict[int, object] = {}
 
     @staticmethod
-    def _read(file: Path, fields: list[str] | None):
+    def _scan(file: Path, fields: list[str] | None):
         import h5py
 
         with h5py.File(file, "r") as h5:
@@ -142,39 +145,43 @@ class WellHDF5(Dataset):
                 n_t = h5["dimensions"]["time"].shape[0]
             except KeyError as exc:
                 raise ValueError(f"{file}: not in The Well's layout (missing {exc})") from None
-            found: dict[str, tuple[int, np.ndarray]] = {}
+            found: dict[str, tuple[str, int, bool, bool]] = {}
+            grid = None
             for rank in (0, 1, 2):
                 group = h5.get(f"t{rank}_fields")
                 if group is None:
                     continue
                 for name in _attr_list(group.attrs.get("field_names", list(group.keys()))):
                     ds = group[name]
-                    arr = np.asarray(ds[()], dtype=np.float32)
-                    if not bool(ds.attrs.get("sample_varying", True)):
-                        arr = np.broadcast_to(arr[None], (n_traj, *arr.shape))
-                    if not bool(ds.attrs.get("time_varying", True)):
-                        arr = np.broadcast_to(arr[:, None], (arr.shape[0], n_t, *arr.shape[1:]))
-                    want = 2 + d + rank
-                    if arr.ndim != want or arr.shape[2 + d :] != (d,) * rank:
+                    sample = bool(ds.attrs.get("sample_varying", True))
+                    time = bool(ds.attrs.get("time_varying", True))
+                    lead = (n_traj,) * sample + (n_t,) * time
+                    shape = ds.shape
+                    ok = (
+                        len(shape) == len(lead) + d + rank
+                        and shape[: len(lead)] == lead
+                        and shape[len(shape) - rank :] == (d,) * rank
+                    )
+                    if not ok:
                         raise ValueError(
-                            f"{file}: field {name} has shape {arr.shape}, expected "
-                            f"(n_traj, n_steps, *grid{', ' + str(d) if rank else ''}"
-                            f"{', ' + str(d) if rank == 2 else ''})"
+                            f"{file}: field {name} has shape {shape}, expected "
+                            f"{'(n_traj, ' if sample else '('}{'n_steps, ' if time else ''}"
+                            f"*grid{', d' * rank}) with d = {d}"
                         )
-                    found[name] = (rank, arr)
+                    here = tuple(shape[len(lead) : len(lead) + d])
+                    if grid is not None and here != grid:
+                        raise ValueError(f"{file}: field {name} grid {here} differs from {grid}")
+                    grid = here
+                    found[name] = (f"t{rank}_fields", rank, sample, time)
         names = list(found) if fields is None else list(fields)
         missing = [n for n in names if n not in found]
         if missing:
             raise ValueError(f"{file}: no field(s) {missing}; available: {list(found)}")
-        grid_rev = tuple(range(1 + d, 1, -1))  # (B, T, x, y[, z]) -> (B, T, [z,] y, x)
-        chans, channel_names = [], []
-        scalars, vectors, tensors = [], [], []
+        channel_names, scalars, vectors, tensors, layout = [], [], [], [], []
         comp = "xyz"[:d]
         for name in names:
-            rank, arr = found[name]
-            arr = np.transpose(arr, (0, 1, *grid_rev, *range(2 + d, 2 + d + rank)))
-            flat = arr.reshape(*arr.shape[: 2 + d], -1)
-            idx = tuple(range(len(channel_names), len(channel_names) + flat.shape[-1]))
+            group, rank, sample, time = found[name]
+            idx = tuple(range(len(channel_names), len(channel_names) + d**rank))
             if rank == 0:
                 scalars.append(idx[0])
                 channel_names.append(name)
@@ -184,8 +191,7 @@ class WellHDF5(Dataset):
             else:
                 tensors.append(idx)
                 channel_names += [f"{name}_{a}{b}" for a in comp for b in comp]
-            chans.append(np.moveaxis(flat, -1, 2))
-        data = torch.from_numpy(np.ascontiguousarray(np.concatenate(chans, axis=2)))
+            layout.append((group, name, rank, sample, time))
         spec = FieldSpec(
             len(channel_names),
             scalars=tuple(scalars),
@@ -193,15 +199,40 @@ class WellHDF5(Dataset):
             tensors=tuple(tensors),
             dim=d,
         )
-        return data, tuple(channel_names), spec
+        return tuple(layout), tuple(channel_names), spec, tuple(reversed(grid or ())), n_traj, n_t
 
     def __len__(self) -> int:
-        n, t = self.data.shape[:2]
-        return n * (t - 1)
+        return len(self.index)
+
+    def _file(self, k: int):
+        import h5py
+
+        if k not in self._handles:  # one handle per file and per (worker) process
+            self._handles[k] = h5py.File(self.files[k], "r")
+        return self._handles[k]
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_handles": {}}
 
     def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
-        n, t = divmod(i, self.data.shape[1] - 1)
-        return {"x": self.data[n, t], "y": self.data[n, t + 1 : t + 2]}
+        k, n, t = self.index[i]
+        h5 = self._file(k)
+        d = self.spec.dim
+        chans = []
+        for group, name, rank, sample, time in self.layout:
+            ds = h5[group][name]
+            key = (n,) * sample + (slice(t, t + 2),) * time
+            arr = np.asarray(ds[key] if key else ds[()], dtype=np.float32)
+            if not time:
+                arr = np.broadcast_to(arr[None], (2, *arr.shape))
+            # (2, x, y[, z], d..) -> (2, d.. flattened, [z,] y, x)
+            arr = np.transpose(arr, (0, *range(d, 0, -1), *range(1 + d, 1 + d + rank)))
+            arr = arr.reshape(*arr.shape[: 1 + d], -1)
+            chans.append(np.moveaxis(arr, -1, 1))
+        pair = torch.from_numpy(np.ascontiguousarray(np.concatenate(chans, axis=1)))
+        if not torch.isfinite(pair).all():
+            raise ValueError(f"non-finite values in {self.files[k]}, trajectory {n}, frame {t}")
+        return {"x": pair[0], "y": pair[1:]}
 
 
 def write_well_hdf5(
