@@ -39,3 +39,40 @@ def test_only_scales_train_and_kl_drops():
         loss.backward()
         opt.step()
     assert model._kl(batch)[0].item() < first
+
+
+def test_tiny_llama_pretraining_contract(tmp_path):
+    from watersic.tiny_llm import TinyLlamaPretrain
+
+    def model():
+        return TinyLlamaPretrain(
+            hidden_size=16, intermediate_size=32, num_layers=1, num_heads=2, seq_len=16
+        )
+
+    def data():
+        return ByteTextDataModule(
+            seq_len=16, batch_size=4, train_sequences=16, val_sequences=8, train_offset=0
+        )
+
+    result = check_contract(model, data, tmp_path)
+    assert result.output.shape == (4, 16, 256)
+
+
+def test_pretraining_lowers_the_loss_and_is_deterministic():
+    from watersic.tiny_llm import TinyLlamaSpec, train_tiny_llama
+
+    spec = TinyLlamaSpec(
+        hidden_size=16, intermediate_size=32, num_layers=1, num_heads=2, seq_len=16,
+        train_steps=30, batch_size=8, lr=1e-2, train_bytes=50_000,
+    )  # fmt: skip
+    x = torch.arange(64).reshape(4, 16) % 256
+    a, b = train_tiny_llama(spec, seed=0), train_tiny_llama(spec, seed=0)
+    with torch.no_grad():
+        assert torch.equal(a(input_ids=x).logits, b(input_ids=x).logits)
+        from watersic.tiny_llm import build_tiny_llama
+
+        untrained = build_tiny_llama(spec, seed=0)
+        dm = ByteTextDataModule(seq_len=16, batch_size=8, val_sequences=8)
+        dm.setup("validate")
+        val = next(iter(dm.val_dataloader()))
+        assert a(input_ids=val, labels=val).loss < untrained(input_ids=val, labels=val).loss

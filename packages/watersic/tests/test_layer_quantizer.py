@@ -8,7 +8,7 @@ from watersic import theory
 from watersic.entropy import per_column_entropy
 from watersic.gptq import huffman_gptq
 from watersic.layer_quantizer import output_error, quantize_matrix, whitened_target
-from watersic.rescalers import fit_rescalers
+from watersic.rescalers import fit_rescalers, rescaler_objective
 from watersic.second_moment import damped_cholesky
 from watersic.sic import sic, sic_reference
 from watersic.synthetic import SPECTRA, eigenvalues, gaussian_weights, spectrum_covariance
@@ -137,6 +137,9 @@ def test_rescaler_objective_never_increases(gen):
     assert (diffs <= 1e-12 * abs(fit.history[0])).all()
     q1 = quantize_matrix(W, S, rate=1.5)
     assert q1.distortion <= q0.distortion
+    # The objective tracked from the quadratic forms equals the exact one at the end.
+    exact = rescaler_objective(M, fit.t, fit.g, W @ S, S, float(torch.trace(W @ S @ W.T)))
+    assert fit.history[-1] == pytest.approx(exact, rel=1e-9)
 
 
 def test_drift_target_equals_plain_when_inputs_coincide(gen):

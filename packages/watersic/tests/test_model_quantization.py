@@ -91,3 +91,21 @@ def test_damping_reaches_every_layer(tiny):
         assert ratio > 10
     with pytest.raises(ValueError, match="damping"):
         quantize_model(model, cal, 3.0, "watersic", damping=-1.0)
+
+
+def test_blocks_limits_the_quantized_layers(tiny):
+    model, cal, _ = tiny
+    from watersic.model_quantization import quantize_model as qm
+
+    two = TinyLlamaSpec(**{**SPEC.__dict__, "num_layers": 2, "train_steps": 0})
+    from watersic.tiny_llm import build_tiny_llama
+
+    m2 = build_tiny_llama(two)
+    art = qm(m2, cal, 3.0, "rtn", blocks=1)
+    assert len(art.layers) == 7 and all(".layers.0." in n for n in art.layers)
+    with torch.no_grad():  # block 1 untouched
+        assert torch.equal(
+            art.model.model.layers[1].mlp.down_proj.weight, m2.model.layers[1].mlp.down_proj.weight
+        )
+    with pytest.raises(ValueError, match="blocks"):
+        qm(m2, cal, 3.0, "rtn", blocks=0)

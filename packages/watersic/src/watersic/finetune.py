@@ -8,7 +8,8 @@ cosine schedule from lr = 5e-4 down to 5e-6 (the paper's setting for models belo
 
 * :class:`QuantizedLinear` -- ``y = x[:, live] (diag(t) Z diag(s))^T + b`` with trainable t, s;
 * :class:`WaterSICFinetune` -- the LightningModule (teacher, quantized student, KL loss);
-* :class:`ByteTextDataModule` -- byte-token windows of the stdlib text (train / held-out).
+* :class:`~watersic.text_corpus.ByteTextDataModule` (re-exported here) -- byte-token windows
+  of the stdlib text (train / held-out).
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ import math
 import lightning.pytorch as pl
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, Dataset
 
 from watersic.evaluation import kl_bits
 from watersic.model_quantization import quantize_model
 from watersic.quantized_matrix import QuantizedMatrix
-from watersic.text_corpus import byte_sequences, stdlib_text
+from watersic.text_corpus import ByteTextDataModule, byte_sequences, stdlib_text
 from watersic.tiny_llm import TinyLlamaSpec, build_tiny_llama, train_tiny_llama
+
+__all__ = ["ByteTextDataModule", "QuantizedLinear", "WaterSICFinetune", "load_causal_lm"]
 
 
 def _fp16_ste(v: torch.Tensor) -> torch.Tensor:
@@ -74,70 +76,6 @@ class QuantizedLinear(nn.Module):
 def _set_module(root: nn.Module, name: str, new: nn.Module) -> None:
     parent, _, child = name.rpartition(".")
     setattr(root.get_submodule(parent) if parent else root, child, new)
-
-
-class _Windows(Dataset):
-    def __init__(self, data: torch.Tensor) -> None:
-        self.data = data
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-    def __getitem__(self, i: int) -> torch.Tensor:
-        return self.data[i]
-
-
-class ByteTextDataModule(pl.LightningDataModule):
-    """Byte-token windows ``(B, T)`` of CPython's stdlib sources (train / held-out files).
-
-    Parameters
-    ----------
-    seq_len, batch_size:
-        Window length T and batch size B.
-    train_sequences, val_sequences:
-        Number of windows in each split.
-    num_workers:
-        DataLoader workers (0 on small machines).
-    """
-
-    def __init__(
-        self,
-        seq_len: int = 64,
-        batch_size: int = 8,
-        train_sequences: int = 256,
-        val_sequences: int = 32,
-        num_workers: int = 0,
-    ) -> None:
-        super().__init__()
-        self.save_hyperparameters()
-
-    def setup(self, stage: str | None = None) -> None:
-        hp = self.hparams
-        # offset: skip the windows the quantizer calibrates on (the first ones)
-        self.train = _Windows(
-            byte_sequences(stdlib_text("train"), hp.seq_len, hp.train_sequences, offset=500_000)
-        )
-        self.val = _Windows(byte_sequences(stdlib_text("heldout"), hp.seq_len, hp.val_sequences))
-
-    def _loader(self, ds: Dataset, shuffle: bool) -> DataLoader:
-        return DataLoader(
-            ds,
-            batch_size=self.hparams.batch_size,
-            shuffle=shuffle,
-            num_workers=self.hparams.num_workers,
-        )
-
-    def train_dataloader(self) -> DataLoader:
-        return self._loader(self.train, True)
-
-    def val_dataloader(self) -> DataLoader:
-        return self._loader(self.val, False)
-
-    def test_dataloader(self) -> DataLoader:
-        return self._loader(self.val, False)
-
-    def predict_dataloader(self) -> DataLoader:
-        return self._loader(self.val, False)
 
 
 class WaterSICFinetune(pl.LightningModule):

@@ -154,7 +154,8 @@ def quantize_matrix(
     S_cross = (
         sigma if sigma_cross is None else check_cross_moment(sigma_cross, (n, n), "sigma_cross")
     )
-    C_full = W @ S_cross  # (a, n)
+    WSc = W @ S_cross  # (a, n), also the cross term of the final distortion
+    C_full = WSc
     if residual_cross is not None:
         C_full = C_full + check_cross_moment(residual_cross, (a, n), "residual_cross")
 
@@ -221,7 +222,8 @@ def quantize_matrix(
     Z, alpha, achieved = cache[r_nom]
 
     M = Z * alpha[None, :]  # (a, n_live)
-    const = float(((W @ sigma) * W).sum())
+    # E||W x||^2 = tr(W Sigma W^T); without drift Sigma is Sigma_cross and W Sigma is at hand.
+    const = float(((WSc if sigma is S_cross else W @ sigma) * W).sum())
     info: dict = {"nominal_rate": r_nom, "step": step_for(r_nom), "damping_delta": delta}
     if rescalers:
         fit = fit_rescalers(M, C, Sh, const=const, max_iter=rescaler_iters)
@@ -244,7 +246,8 @@ def quantize_matrix(
         method="watersic",
         info=info,
     )
-    D = output_error(W, q.dequantize(torch.float64), sigma, S_hat, S_cross)
+    What = q.dequantize(torch.float64)
+    D = const - 2 * float((WSc * What).sum()) + float(((What @ S_hat) * What).sum())
     q.distortion = D / (a * n)
     q.relative_distortion = D / const if const > 0 else float("nan")
     return q

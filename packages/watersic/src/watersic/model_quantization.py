@@ -361,6 +361,7 @@ def quantize_model(
     group_size: int | None = None,
     rescalers: bool = True,
     damping: float | None = None,
+    blocks: int | None = None,
     inplace: bool = False,
 ) -> QuantizedArtifact:
     """Quantize every linear layer of the model's repeated blocks, block by block.
@@ -396,6 +397,10 @@ def quantize_model(
         Damping (fraction of the mean diagonal) for WaterSIC / GPTQ / Huffman-GPTQ; None uses
         each method's default (WaterSIC 1e-4, GPTQ 1e-2). Raise it for WaterSIC when the
         calibration set has few tokens per input feature.
+    blocks:
+        Quantize only the first ``blocks`` repeated blocks (None: all); the later blocks stay in
+        full precision and the rate is the average over the quantized layers. Used by the
+        quick benchmarks.
     inplace:
         Quantize ``model`` itself instead of a copy.
 
@@ -416,12 +421,20 @@ def quantize_model(
         batches = list(calibration)
     if not batches:
         raise ValueError("no calibration data")
+    if blocks is not None and blocks < 1:
+        raise ValueError(f"blocks must be at least 1, got {blocks}")
     fp_model = model
     q_model = model if inplace else copy.deepcopy(model)
     fp_model.eval()
     q_model.eval()
     prefix, fp_blocks = find_blocks(fp_model)
     _, q_blocks = find_blocks(q_model)
+    n_blocks = len(fp_blocks) if blocks is None else min(blocks, len(fp_blocks))
+    # Only the drift-corrected WaterSIC target needs the full-precision path (Sigma_x and the
+    # cross moment); every other method (and WaterSIC without drift correction) uses only the
+    # quantized-path second moment, so the full-precision path is neither captured nor
+    # propagated for them.
+    use_fp = method == "watersic" and drift_correction
     tokens = sum(b.numel() for b in batches)
     fp_in, kwargs = _block_inputs(fp_model, fp_blocks, batches)
     q_in = [x.clone() for x in fp_in]
@@ -429,6 +442,7 @@ def quantize_model(
     linears = [
         (f"{prefix}.{i}.{n}", m)
         for i, blk in enumerate(fp_blocks)
+        if i < n_blocks
         for n, m in blk.named_modules()
         if isinstance(m, nn.Linear)
     ]
@@ -436,13 +450,17 @@ def quantize_model(
     controller = RateController(rate, total, multipliers or {})
     artifact = QuantizedArtifact(method=method, target_rate=rate, model=q_model)
     fp_snapshot = copy.deepcopy(fp_blocks) if inplace else fp_blocks
-    for b in range(len(fp_blocks)):
+    for b in range(n_blocks):
         fblk, qblk = fp_snapshot[b], q_blocks[b]
         groups = _linear_groups(fblk, fp_in[0], kwargs[0])
         # The full-precision path does not change while the block is quantized: capture the
         # inputs of every group (and of the residual norms) in one forward per batch.
         fp_names = [g[0] for g in groups] + list(RESIDUAL_SOURCES.values())
-        fp_caps = [_capture(fblk, fp_names, x, kw) for x, kw in zip(fp_in, kwargs, strict=True)]
+        fp_caps = (
+            [_capture(fblk, fp_names, x, kw) for x, kw in zip(fp_in, kwargs, strict=True)]
+            if use_fp
+            else [None] * len(q_in)
+        )
         for group in groups:
             mods = dict(fblk.named_modules())
             n_in = mods[group[0]].in_features
@@ -458,12 +476,15 @@ def quantize_model(
                 if name.rsplit(".", 1)[-1] in RESIDUAL_SOURCES
                 and RESIDUAL_SOURCES[name.rsplit(".", 1)[-1]] in mods
             }
-            use_res = method == "watersic" and residual_compensation and bool(res_names)
+            use_res = use_fp and residual_compensation and bool(res_names)
             out_dim = mods[group[0]].out_features
-            acc = SecondMoment(n_in, cross=True, residual_dim=out_dim if use_res else None)
+            acc = SecondMoment(n_in, cross=use_fp, residual_dim=out_dim if use_res else None)
             probe = [group[0], *set(res_names.values())] if use_res else [group[0]]
             for got_fp, x_q, kw in zip(fp_caps, q_in, kwargs, strict=True):
                 got_q = _capture(qblk, probe, x_q, kw)
+                if not use_fp:  # quantized-path moment only (tracked as "x")
+                    acc.update(got_q[group[0]])
+                    continue
                 res = None
                 if use_res:
                     src = next(iter(res_names.values()))
@@ -471,7 +492,11 @@ def quantize_model(
                 acc.update(got_fp[group[0]], got_q[group[0]], res)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the rank-deficiency warning was issued above
-                S, Sh, Sx, Rx = acc.sigma, acc.sigma_hat, acc.sigma_cross, acc.residual_cross
+                if use_fp:
+                    S, Sh, Sx, Rx = acc.sigma, acc.sigma_hat, acc.sigma_cross, acc.residual_cross
+                else:
+                    Sh = acc.sigma
+                    S, Sx, Rx = Sh, Sh, None
             qmods = dict(qblk.named_modules())
             for name in group:
                 full = f"{prefix}.{b}.{name}"
@@ -490,8 +515,12 @@ def quantize_model(
                 with torch.no_grad():
                     qmods[name].weight.copy_(q.dequantize(qmods[name].weight.dtype))
         with torch.no_grad():
-            fp_in = [_call_block(fblk, x, kw) for x, kw in zip(fp_in, kwargs, strict=True)]
-            q_in = [_call_block(qblk, x, kw) for x, kw in zip(q_in, kwargs, strict=True)]
+            if use_fp and b + 1 < n_blocks:
+                fp_in = [_call_block(fblk, x, kw) for x, kw in zip(fp_in, kwargs, strict=True)]
+            if b + 1 < n_blocks:
+                q_in = [_call_block(qblk, x, kw) for x, kw in zip(q_in, kwargs, strict=True)]
+            if not use_fp:
+                fp_in = q_in  # only fp_in[0] is read (to find the next block's linear groups)
     return artifact
 
 
