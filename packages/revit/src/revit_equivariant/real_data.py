@@ -2,7 +2,7 @@
 
 Nothing here downloads at run time. Both sources read a *local* copy:
 
-- :class:`WellHDF5` reads The Well's HDF5 layout directly with ``h5py`` (``bench`` extra):
+- :class:`WellHDF5` reads The Well's HDF5 layout directly with ``h5py``:
   ``t0_fields`` (scalars, ``(B, T, *grid)``), ``t1_fields`` (vectors, ``(B, T, *grid, d)``),
   ``t2_fields`` (rank-2 tensors, ``(B, T, *grid, d, d)``), constant fields broadcast from
   their ``sample_varying`` / ``time_varying`` attributes. The Well orders the grid axes as
