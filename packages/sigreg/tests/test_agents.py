@@ -89,14 +89,18 @@ def test_auc_and_interval_helpers():
     assert lo < iqm(np.arange(20.0)) < hi
 
 
-def test_aggregate_iqm_and_probability_of_improvement_on_a_tiny_score_matrix():
+def test_aggregate_iqm_and_probability_of_improvement_on_a_tiny_score_matrix(monkeypatch):
+    import sys
+
     from sigreg.rl_benchmark import aggregate_interval, probability_of_improvement
 
+    monkeypatch.setitem(sys.modules, "rliable", None)  # the numpy fallback
     a = np.array([[1.0, 1.2], [0.8, 1.1], [1.3, 0.9], [1.0, 1.0]])  # (runs, tasks)
     b = a + 0.5
-    est = aggregate_interval({"a": a, "b": b}, reps=50)
+    est = aggregate_interval({"a": a, "b": b}, reps=200)
     for key, m in (("a", a), ("b", b)):
-        point, lo, hi, _ = est[key]
+        point, lo, hi, how = est[key]
+        assert how == "bootstrap"
         assert point == pytest.approx(iqm(m.ravel()))
         assert lo <= point <= hi
     assert est["b"][0] == pytest.approx(est["a"][0] + 0.5)
@@ -108,7 +112,11 @@ def test_aggregate_iqm_and_probability_of_improvement_on_a_tiny_score_matrix():
 def test_rliable_agrees_with_the_numpy_definitions():
     pytest.importorskip("rliable")
     from rliable import metrics as rlm
-    from sigreg.rl_benchmark import interval_estimate, probability_of_improvement
+    from sigreg.rl_benchmark import (
+        aggregate_interval,
+        interval_estimate,
+        probability_of_improvement,
+    )
 
     x = np.array([[3.0, 1.0], [5.0, 2.0], [4.0, 7.0], [1.0, 1.0], [9.0, 0.0]])
     y = np.array([[2.0, 1.0], [6.0, 3.0], [1.0, 2.0], [0.0, 1.0], [3.0, 5.0]])
@@ -116,3 +124,5 @@ def test_rliable_agrees_with_the_numpy_definitions():
     assert rlm.probability_of_improvement(x, y) == pytest.approx(probability_of_improvement(x, y))
     point, lo, hi, how = interval_estimate(x[:, 0])
     assert how == "rliable" and lo <= point <= hi
+    point, lo, hi, how = aggregate_interval({"x": x}, reps=100)["x"]  # stratified bootstrap
+    assert how == "rliable" and point == pytest.approx(iqm(x.ravel())) and lo <= point <= hi
