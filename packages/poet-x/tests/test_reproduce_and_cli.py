@@ -11,9 +11,11 @@ TINY = rep.Setting(16, 32, 1, 2, 8, 4, 4, 2, 4, 20_000, 4, 2)
 
 def test_miniature_reproduce_writes_json_markdown_and_png(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(rep, "QUICK", TINY)
-    # LoRA/OFT rows need peft, whose import alone takes ~1 min here: covered by the slow tests.
-    fast = {k: v for k, v in rep.METHODS.items() if v["optimizer"] not in ("lora", "oft")}
-    monkeypatch.setattr(rep, "METHODS", fast)
+    monkeypatch.setattr(rep, "ISOLATE", False)  # one process per method: see the test below
+    # a subset keeps it fast (every row runs in the real `reproduce --quick`; the anchors
+    # have their own tests, LoRA/OFT's peft import alone takes ~1 min here)
+    keep = ("AdamW", "POET (naive, dense R W0 P)", "POET-X fast", "POET-X mem")
+    monkeypatch.setattr(rep, "METHODS", {k: rep.METHODS[k] for k in keep})
     assert main(["reproduce", "--quick", "--out", str(tmp_path)]) == 0
     data = json.loads((tmp_path / "results.json").read_text())
     rows = {r["method"]: r for r in data["tables"][0]["rows"]}
@@ -25,7 +27,26 @@ def test_miniature_reproduce_writes_json_markdown_and_png(tmp_path, monkeypatch,
     assert poet["trainable params"] < rows["AdamW"]["trainable params"]
     assert poet["optimizer state (KB)"] < rows["AdamW"]["optimizer state (KB)"]
     assert rows["POET-X mem"]["saved activations (KB)"] < poet["saved activations (KB)"]
+    assert rows["AdamW"]["val loss - AdamW"] == 0.0
+    assert poet["val loss - AdamW"] == pytest.approx(poet["val loss"] - rows["AdamW"]["val loss"])
+    markov = {r["method"]: r for r in data["tables"][1]["rows"]}
+    assert set(markov) == expected
+    h = float(data["tables"][1]["title"].split("H = ")[1].split()[0])
+    for r in markov.values():
+        assert r["excess loss"] == pytest.approx(r["val loss"] - h, abs=1e-3)
+        assert r["excess loss"] > -0.3  # cannot beat the entropy rate beyond sampling noise
     assert (tmp_path / "results.md").is_file() and list(tmp_path.glob("*.png"))
+
+
+def test_each_method_in_its_own_process_reports_its_peak_rss_and_same_results(monkeypatch):
+    monkeypatch.setattr(rep, "ISOLATE", True)
+    spec = {"AdamW": rep.METHODS["AdamW"]}
+    [(row, mrow)] = rep._run_all(spec, TINY, 0)
+    assert 0 < row["RSS growth (MB)"] < row["peak RSS (MB)"]
+    monkeypatch.setattr(rep, "ISOLATE", False)
+    [(same, msame)] = rep._run_all(spec, TINY, 0)
+    # the child computes exactly what the parent would (same seeds, data and code path)
+    assert row["val loss"] == same["val loss"] and mrow["val loss"] == msame["val loss"]
 
 
 def test_memory_command_reproduces_the_8b_arithmetic(capsys):

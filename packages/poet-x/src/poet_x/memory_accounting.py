@@ -4,7 +4,8 @@
   For AdamW: sum_p 2 numel(p) itemsize + 4 bytes per ``step`` scalar.
 * :class:`SavedTensorMeter`: bytes autograd saves for backward (``saved_tensors_hooks``),
   excluding parameters and buffers that are resident anyway.
-* :func:`peak_memory`: CUDA max allocated on GPU, process peak RSS on CPU.
+* :func:`peak_memory`: CUDA max allocated on GPU, process peak RSS on CPU;
+  :func:`current_rss`: the process's RSS now (the baseline a run's peak is compared to).
 * :func:`analytic_memory`: AdamW vs GaLore vs POET-X bytes for Llama-shaped 1B-13B models.
 """
 
@@ -89,6 +90,22 @@ def peak_memory(device: torch.device | str | None = None) -> int:
         return int(torch.cuda.max_memory_allocated(device))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(rss if sys.platform == "darwin" else rss * 1024)
+
+
+def current_rss() -> int:
+    """Resident set size of this process now, in bytes (``/proc/self/statm``; else peak RSS).
+
+    Examples
+    --------
+    >>> 0 < current_rss() <= peak_memory()
+    True
+    """
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+        return pages * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return peak_memory()
 
 
 def model_state_bytes(model: nn.Module) -> tuple[int, int]:

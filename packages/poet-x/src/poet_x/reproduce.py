@@ -13,12 +13,20 @@ at equal tokens and at equal wall-clock (the last evaluation within the median m
 training time),
 max relative singular-value drift of the hidden matrices and the rotations' orthogonality
 error; plus the loss curves and sigma_max of one matrix over training.
+
+Each method runs in its own fresh process (``ISOLATE``), so its measured peak RSS
+(``ru_maxrss``; CUDA max allocated on a GPU) is its own, next to the exact byte account.
+The same process then trains the method on the order-2 Markov chain, whose exact entropy
+rate H gives the second table's *excess loss* = val loss - H (nats/token), at equal tokens
+and at equal wall-clock.
 """
 
 from __future__ import annotations
 
 import copy
 import importlib.util
+import multiprocessing
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +35,13 @@ import torch
 from icml26_shared.results import Report, Table
 
 from .lm_module import CausalLMModule
-from .memory_accounting import SavedTensorMeter, model_state_bytes, optimizer_state_bytes
+from .memory_accounting import (
+    SavedTensorMeter,
+    current_rss,
+    model_state_bytes,
+    optimizer_state_bytes,
+    peak_memory,
+)
 from .model_surgery import poet_layers
 from .poet_linear import POETLinear
 from .text_data import TextDataModule
@@ -68,6 +82,8 @@ METHODS = {
     "LoRA (peft)": {"optimizer": "lora"},
     "OFT (peft)": {"optimizer": "oft"},
 }
+ISOLATE = True  # one fresh process per method: a per-method measured peak RSS
+MARKOV_VOCAB, MARKOV_ALPHA = 64, 0.1
 NEEDS = {"galore": "galore_torch", "apollo": "apollo_torch", "lora": "peft", "oft": "peft"}
 
 
@@ -164,22 +180,115 @@ def _train(name: str, spec: dict, s: Setting, dm: TextDataModule, seed: int) -> 
     }
 
 
+def _data(s: Setting, seed: int) -> tuple[TextDataModule, TextDataModule]:
+    kw = {"seq_len": s.seq_len, "batch_size": s.batch_size,
+          "train_windows": s.steps * s.batch_size, "val_windows": s.val_windows, "seed": seed}  # fmt: skip
+    text = TextDataModule("stdlib", max_bytes=s.max_bytes, **kw)
+    markov = TextDataModule("markov", vocab=MARKOV_VOCAB, alpha=MARKOV_ALPHA, **kw)
+    text.setup("fit")
+    markov.setup("fit")
+    return text, markov
+
+
+def run_method(name: str, spec: dict, s: Setting, seed: int) -> tuple[dict, dict]:
+    """Train one method on the stdlib text (with its peak memory), then on the Markov chain.
+
+    Run in a fresh process (``ISOLATE``), the peak RSS is this method's alone: ``peak RSS``
+    is the process's ``ru_maxrss`` right after the text run (before the Markov run), and
+    ``RSS growth`` is that minus the RSS just before the model was built (the Python,
+    torch and transformers runtime, already-used code paths and the data excluded).
+    """
+    torch.set_num_threads(1)
+    text, markov = _data(s, seed)
+    _warm_up(spec)  # a forked child faults in the inherited code and heap pages here
+    rss0 = current_rss()
+    row = _train(name, spec, s, text, seed)
+    peak = peak_memory()
+    row["peak RSS (MB)"] = peak / 2**20
+    row["RSS growth (MB)"] = (peak - rss0) / 2**20
+    mrow = _train(name, spec, s, markov, seed)
+    mrow["entropy rate"] = markov.entropy_rate
+    return row, mrow
+
+
+def _warm_up(spec: dict) -> None:
+    """One step (and a merge) of ``spec`` on a width-16 model: loads lazily imported code.
+
+    Run in the parent before the method's process is forked (the imports are then
+    inherited) and again at the start of :func:`run_method`, so that the RSS growth is the
+    training's own memory, not the first touch of transformers / peft / torch code pages.
+    """
+    torch.manual_seed(0)
+    module = CausalLMModule(vocab_size=16, hidden_size=16, intermediate_size=32, num_layers=1,
+                            num_heads=2, seq_len=8, block_size=4, merge_interval=1, **spec)  # fmt: skip
+    opts = module.configure_optimizers()
+    batch = torch.randint(0, 16, (2, 9))
+    with SavedTensorMeter(module):
+        module.loss(batch)
+    module.optimizer_step_on(batch, opts)
+    if spec["optimizer"] == "poet":
+        module.merge(opts)
+    _hidden_weights(module)
+
+
+def _child(conn, name: str, spec: dict, s: Setting, seed: int) -> None:
+    try:
+        conn.send(("ok", run_method(name, spec, s, seed)))
+    except BaseException as err:  # noqa: BLE001 - reported by the parent
+        conn.send(("error", f"{name}: {type(err).__name__}: {err}"))
+    finally:
+        conn.close()
+
+
+def _in_own_process(name: str, spec: dict, s: Setting, seed: int) -> tuple[dict, dict]:
+    """:func:`run_method` in a fresh process: forked on Linux (the imports are inherited, and
+    the child's peak RSS starts from its RSS at the fork), spawned elsewhere."""
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if sys.platform == "linux" and "fork" in methods
+                                      else "spawn")  # fmt: skip
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(send, name, spec, s, seed))
+    proc.start()
+    send.close()
+    try:
+        status, payload = recv.recv()
+    except EOFError:
+        status, payload = "error", f"{name}: the training process died (exit {proc.exitcode})"
+    proc.join()
+    if status != "ok":
+        raise RuntimeError(payload)
+    return payload
+
+
+def _run_all(methods: dict, s: Setting, seed: int) -> list[tuple[dict, dict]]:
+    if not ISOLATE:
+        return [run_method(name, spec, s, seed) for name, spec in methods.items()]
+    out = []
+    for name, spec in methods.items():  # one at a time: timings are not shared
+        print(f"[poet-x reproduce] training {name} (own process) ...", flush=True)
+        _warm_up(spec)
+        out.append(_in_own_process(name, spec, s, seed))
+    return out
+
+
+def _equal_time(rows: list[dict], key: str = "val loss") -> None:
+    times = sorted(r["_curve"][-1][2] for r in rows)
+    budget = times[(len(times) - 1) // 2]  # the median method's training time
+    for r in rows:
+        within = [c[1] for c in r["_curve"] if c[2] <= budget * 1.0001]
+        r[f"{key} @ equal time"] = within[-1] if within else float("nan")
+
+
 def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     """Train every method on the same model, data and tokens; return the report."""
     torch.set_num_threads(1)
     start = time.process_time()
     s = QUICK if quick else FULL
-    dm = TextDataModule(
-        "stdlib", seq_len=s.seq_len, batch_size=s.batch_size,
-        train_windows=s.steps * s.batch_size, val_windows=s.val_windows,
-        max_bytes=s.max_bytes, seed=seed,
-    )  # fmt: skip
-    dm.setup("fit")
     report = Report("poet-x", out)
     cols = [
         "method", "trainable params", "optimizer state (KB)", "saved activations (KB)",
-        "accounted memory (MB)", "tokens/s", "val loss", "val loss @ equal time",
-        "max rel sigma drift", "orth error",
+        "accounted memory (MB)", "peak RSS (MB)", "RSS growth (MB)", "tokens/s", "val loss",
+        "val loss - AdamW", "val loss @ equal time", "max rel sigma drift", "orth error",
     ]  # fmt: skip
     table = Table(
         "POET-X vs POET vs AdamW / Muon: tiny Llama on byte-level CPython stdlib",
@@ -192,66 +301,119 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
             f"{s.poet_lr}x0.5, AdamW lr {s.lr} for the rest and for the AdamW row. "
             "saved activations: bytes autograd keeps for backward of one training batch "
             "(parameters/buffers excluded). accounted memory = weights+buffers + grads + "
-            "optimizer state + saved activations (exact bytes, not RSS). max rel sigma drift: "
-            "max_k |sigma_k(end) - sigma_k(start)| / sigma_max(start) over the hidden matrices "
-            "(POET rows start from the row-normalised W0; LoRA/OFT rows use the merged weights). "
-            "orth error: max ||G^T G - I||_F/sqrt(b) over blocks, taken before each merge. "
-            "val loss @ equal time: the last evaluation (every eval_every steps) reached within "
-            "the median method's training time (nan: the method's first evaluation came later). GaLore/APOLLO: rank "
-            "min-dim/4 on the hidden matrices, projection refreshed every merge interval; "
-            "LoRA rank 16 and OFT block b on the hidden Linears, embeddings/norms/lm_head "
-            "trainable. tokens/s on the shared CPU."
+            "optimizer state + saved activations (exact bytes, not RSS). peak RSS: measured "
+            "ru_maxrss of the method's own process (forked from the parent, one at a time) at "
+            "the end of its training, including the Python/torch/transformers runtime of a few "
+            "hundred MB; RSS growth: peak RSS minus the process's RSS just before the model was "
+            "built (code paths warmed up by one step on a width-16 model in the parent first; "
+            "allocator and page granularity make it coarse at this size; nan: not run in its "
+            "own process). "
+            "val loss - AdamW: the excess over the full-rank AdamW row at equal tokens. max "
+            "rel sigma drift: max_k |sigma_k(end) - sigma_k(start)| / sigma_max(start) over "
+            "the hidden matrices (POET rows start from the row-normalised W0; LoRA/OFT rows use "
+            "the merged weights). orth error: max ||G^T G - I||_F/sqrt(b) over blocks, taken "
+            "before each merge. val loss @ equal time: the last evaluation (every eval_every "
+            "steps) reached within the median method's training time (nan: the method's first "
+            "evaluation came later). GaLore/APOLLO: rank min-dim/4 on the hidden matrices, "
+            "projection refreshed every merge interval; LoRA rank 16 and OFT block b on the "
+            "hidden Linears, embeddings/norms/lm_head trainable. tokens/s on the shared CPU."
         ),
     )
-    rows, skipped = [], []
+    methods, skipped = {}, []
     for name, spec in METHODS.items():
-        if not available(spec):
+        if available(spec):
+            methods[name] = spec
+        else:
             skipped.append(name)
-            continue
-        print(f"[poet-x reproduce] training {name} ...", flush=True)
-        rows.append(_train(name, spec, s, dm, seed))
-    times = sorted(r["_curve"][-1][2] for r in rows)
-    budget = times[(len(times) - 1) // 2]  # the median method's training time
+    results = _run_all(methods, s, seed)
+    rows = [r for r, _ in results]
+    mrows = [m for _, m in results]
+    if not ISOLATE:
+        for r in rows:
+            r["peak RSS (MB)"] = r["RSS growth (MB)"] = float("nan")
+    _equal_time(rows)
+    adam_loss = next((r["val loss"] for r in rows if r["method"] == "AdamW"), float("nan"))
     for r in rows:
-        within = [c[1] for c in r["_curve"] if c[2] <= budget * 1.0001]
-        r["val loss @ equal time"] = within[-1] if within else float("nan")
-    for r in rows:
-        table.add_row(**{k: v for k, v in r.items() if not k.startswith("_")})
+        r["val loss - AdamW"] = r["val loss"] - adam_loss
+        table.add_row(**{k: r[k] for k in cols})
     report.add_table(table)
-    _plots(report, rows)
+
+    h = mrows[0]["entropy rate"]
+    for m in mrows:
+        m["_curve"] = [(step, loss - h, sec) for step, loss, sec in m["_curve"]]
+        m["excess loss"] = m["_curve"][-1][1]
+    _equal_time(mrows, "excess loss")
+    mcols = ["method", "tokens/s", "val loss", "excess loss", "excess loss @ equal time",
+             "max rel sigma drift"]  # fmt: skip
+    mtable = Table(
+        f"Excess loss on an order-2 Markov chain (exact entropy rate H = {h:.4f} nats/token)",
+        mcols,
+        notes=(
+            f"Same model sizes, optimisers and steps as the first table, vocabulary "
+            f"{MARKOV_VOCAB}; transitions Dirichlet({MARKOV_ALPHA}) (seed {seed}); excess loss = "
+            "validation loss - H (nats/token; the Bayes floor is 0, up to the sampling noise "
+            f"of {s.val_windows} validation windows). Trained in the same process as the "
+            "method's first-table row, after its memory was read."
+        ),
+    )
+    for m in mrows:
+        m["val loss"] = m["excess loss"] + h
+        mtable.add_row(**{k: m[k] for k in mcols})
+    report.add_table(mtable)
+    _plots(report, rows, mrows)
     by = {r["method"]: r for r in rows}
+    mby = {m["method"]: m for m in mrows}
     adam, px = by["AdamW"], by["POET-X fast"]
     report.note(
         f"Summary (from this run): val loss AdamW {adam['val loss']:.3f} vs POET-X "
         f"{px['val loss']:.3f} ({'POET-X lags' if px['val loss'] > adam['val loss'] else 'POET-X ahead'}"
-        f" at this tiny scale); sigma drift AdamW {adam['max rel sigma drift']:.3g} vs POET-X "
-        f"{px['max rel sigma drift']:.3g}; optimizer state POET-X / AdamW = "
+        f" at this tiny scale); Markov excess loss AdamW {mby['AdamW']['excess loss']:.3f} vs "
+        f"POET-X {mby['POET-X fast']['excess loss']:.3f}; sigma drift AdamW "
+        f"{adam['max rel sigma drift']:.3g} vs POET-X {px['max rel sigma drift']:.3g}; "
+        f"optimizer state POET-X / AdamW = "
         f"{px['optimizer state (KB)'] / adam['optimizer state (KB)']:.3f}; saved activations "
-        f"mem / fast = {by['POET-X mem']['saved activations (KB)'] / px['saved activations (KB)']:.3f}."
+        f"mem / fast = {by['POET-X mem']['saved activations (KB)'] / px['saved activations (KB)']:.3f}; "
+        f"peak RSS AdamW {adam['peak RSS (MB)']:.1f} MB vs POET-X mem "
+        f"{by['POET-X mem']['peak RSS (MB)']:.1f} MB."
     )
     if skipped:
         report.note(
             "Skipped (bench extra not installed: pip install 'poet-x[bench]'): "
             + ", ".join(skipped)
         )
-    report.note(f"CPU time of this run (one thread): {time.process_time() - start:.0f} s.")
+    where = "its own process per method" if ISOLATE else "one process"
+    report.note(
+        f"CPU time of the parent process (one thread): {time.process_time() - start:.0f} s; "
+        f"training ran in {where}."
+    )
     return report
 
 
-def _plots(report: Report, rows: list[dict]) -> None:
+def _plots(report: Report, rows: list[dict], mrows: list[dict]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
-    for r in rows:
+    fig, (a, b, c) = plt.subplots(1, 3, figsize=(15, 4))
+    for r, m in zip(rows, mrows, strict=True):
         xs, ys, _ = zip(*r["_curve"], strict=True)
         a.plot(xs, ys, marker="o", label=r["method"])
         xs, ys = zip(*r["_sigma"], strict=True)
         b.plot(xs, ys, marker="o", label=r["method"])
-    a.set(xlabel="optimiser step", ylabel="validation loss (nats/byte)", title="loss curves")
+        xs, ys, _ = zip(*m["_curve"], strict=True)
+        c.plot(xs, ys, marker="o", label=m["method"])
+    a.set(
+        xlabel="optimiser step",
+        ylabel="validation loss (nats/byte)",
+        title="loss curves (stdlib text)",
+    )
     b.set(xlabel="optimiser step", ylabel="sigma_max", title="sigma_max of layers.0.mlp.down_proj")
+    c.set(
+        xlabel="optimiser step",
+        ylabel="val loss - H (nats/token)",
+        title="excess loss (Markov chain)",
+    )
     a.legend(fontsize=7)
     fig.tight_layout()
     report.save_figure(fig, "poet_x_curves.png")

@@ -165,8 +165,9 @@ class TextDataModule(pl.LightningDataModule):
         else:
             chain = MarkovChain2(hp.vocab, hp.alpha, hp.seed)
             self.entropy_rate = chain.entropy_rate()
-            train = chain.sample(max(hp.train_windows * 4, 4 * length), seed=hp.seed + 1)
-            val = chain.sample(max(hp.val_windows * 4, 4 * length), seed=hp.seed + 2)
+            # as many tokens as the windows hold, so windows overlap only by chance
+            train = chain.sample(max(hp.train_windows, 4) * length, seed=hp.seed + 1)
+            val = chain.sample(max(hp.val_windows, 4) * length, seed=hp.seed + 2)
         self.train_set = TensorDataset(windows(train, hp.train_windows, length, hp.seed + 3))
         self.val_set = TensorDataset(windows(val, hp.val_windows, length, hp.seed + 4))
 
