@@ -4,7 +4,8 @@
 positional encoding: over-symmetric), ``np_pe`` (NP-NFN+PE), ``nft`` (NF-Transformer),
 ``gmn`` (neural-graph message passing),
 ``mlp`` (flat MLP; ``mlp_aug`` is the same network trained with permutation augmentation)
-and ``canon`` (bias-sort canonicalisation + MLP). :func:`build_model` builds one;
+``canon`` (bias-sort canonicalisation + MLP) and ``statnn`` (per-block statistics + MLP,
+invariant head only). :func:`build_model` builds one;
 :func:`matched_hidden` finds the largest width whose parameter count stays within a budget
 (used to give ``F > 1`` output ensembles no more parameters than ``F = 1``).
 """
@@ -13,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from wsnets.baselines import CanonicalMLP, FlatMLP
+from wsnets.baselines import CanonicalMLP, FlatMLP, StatNN
 from wsnets.dws import NPNFN, DWSNet, WeightSpaceNet
 from wsnets.neural_graph import GMN
 from wsnets.nf_transformer import HNPNFN, NFT
 
 MODELS = ("dws", "hnp", "np", "np_pe", "nft", "gmn", "mlp", "mlp_aug", "canon")
+INVARIANT_ONLY = ("statnn",)  # families with an invariant head only
 EQUIVARIANT = ("dws", "hnp", "np_pe", "nft", "gmn")
 
 
@@ -51,7 +53,9 @@ def build_model(
         return FlatMLP(arch, hidden, depth, head, out_dim)
     if name == "canon":
         return CanonicalMLP(arch, hidden, depth, head, out_dim)
-    raise ValueError(f"unknown model {name!r}; choose from {MODELS}")
+    if name == "statnn":
+        return StatNN(arch, hidden, depth, head, out_dim)
+    raise ValueError(f"unknown model {name!r}; choose from {MODELS + INVARIANT_ONLY}")
 
 
 def n_params(

@@ -7,6 +7,10 @@
   canonicalisation under general position, the construction behind the paper's
   universality proofs), then a flat MLP. Exactly invariant when biases are distinct; the
   equivariant head predicts in the canonical order and maps back with ``tau^{-1}``.
+* :class:`StatNN` (Unterthiner et al., 2020): per-block statistics of the parameters (mean,
+  standard deviation, quantiles 0/25/50/75/100%) then an MLP. Invariant to *every*
+  permutation of a block's entries, so a strong cheap anchor and a learnability check for a
+  zoo; it has no equivariant head.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from wsnets.dws import WeightSpaceNet, check_head
+from wsnets.dws import WeightSpaceNet, check_head, invariant_head
 from wsnets.weight_space import WeightSpace
 
 
@@ -103,3 +107,51 @@ class CanonicalMLP(FlatMLP):
         if self.head == "equivariant":
             return out.permute([torch.argsort(t, dim=1) for t in tau])
         return out
+
+
+QUANTILES = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def block_statistics(v: WeightSpace) -> torch.Tensor:
+    """``(B, 7 * 2L * C)``: mean, std and the :data:`QUANTILES` of every block and channel."""
+    feats = []
+    q = torch.tensor(QUANTILES, dtype=v.weights[0].dtype, device=v.weights[0].device)
+    for w, b in zip(v.weights, v.biases, strict=True):
+        for t in (w, b):
+            x = t.reshape(t.shape[0], -1, t.shape[-1])
+            feats += [x.mean(1), x.std(1, correction=0)]
+            feats += list(torch.quantile(x, q, dim=1).unbind(0))
+    return torch.cat(feats, dim=1)
+
+
+class StatNN(WeightSpaceNet):
+    """Per-block weight statistics + MLP (invariant head only).
+
+    Examples
+    --------
+    >>> torch.manual_seed(0) and None
+    >>> net = StatNN([2, 4, 4, 1], hidden=8, out_dim=3).eval()
+    >>> v = WeightSpace.random([2, 4, 4, 1], batch=2)
+    >>> tau = v.random_permutation(torch.Generator().manual_seed(0))
+    >>> bool(torch.allclose(net(v), net(v.permute(tau)), atol=1e-6))
+    True
+    """
+
+    def __init__(
+        self,
+        arch: Sequence[int],
+        hidden: int = 64,
+        depth: int = 2,
+        head: str = "invariant",
+        out_dim: int = 1,
+    ) -> None:
+        super().__init__()
+        check_head(head, out_dim)
+        if head != "invariant":
+            raise ValueError("StatNN has only an invariant head (statistics cannot be edited)")
+        self.arch, self.head, self.out_dim = tuple(arch), head, out_dim
+        n_feats = len(QUANTILES) + 2
+        self.out = invariant_head(n_feats * 2 * (len(self.arch) - 1), hidden, out_dim)
+
+    def forward(self, v: WeightSpace):
+        return self.out(block_statistics(self._check(v)))

@@ -34,6 +34,24 @@ def check_head(head: str, out_dim: int) -> None:
         raise ValueError(f"out_dim must be >= 1, got {out_dim}")
 
 
+def invariant_head(pooled: int, hidden: int, out_dim: int) -> nn.Sequential:
+    """MLP on the pooled invariant features, standardised first by batch normalisation.
+
+    The pooled features of INRs are dominated by a component common to every network (the
+    shared weight distribution); per-network differences are a small fraction of it. Without
+    standardising them the head sees nearly constant inputs and end-to-end training stays at
+    the class prior (measured: DWS at chance on the digits zoo while per-block statistics +
+    logistic regression is far above it). Batch normalisation acts on invariant features, so
+    invariance is untouched.
+    """
+    return nn.Sequential(
+        nn.BatchNorm1d(pooled),
+        nn.Linear(pooled, hidden),
+        nn.ReLU(),
+        nn.Linear(hidden, out_dim),
+    )
+
+
 def relu(v: WeightSpace) -> WeightSpace:
     return v.map(torch.relu)
 
@@ -109,9 +127,7 @@ class DWSNet(WeightSpaceNet):
                 hidden * _prod(self.arch[k] for k in lab if k in self.fixed)
                 for lab in block_labels(L)
             )
-            self.out = nn.Sequential(
-                nn.Linear(pooled, hidden * 4), nn.ReLU(), nn.Linear(hidden * 4, out_dim)
-            )
+            self.out = invariant_head(pooled, hidden * 4, out_dim)
 
     def features(self, v: WeightSpace) -> WeightSpace:
         for layer in self.layers:

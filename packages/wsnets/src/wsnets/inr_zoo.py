@@ -24,6 +24,8 @@ import torch
 from wsnets.siren import check_variant, siren_init
 from wsnets.weight_space import WeightSpace, image_coords
 
+INITS = ("independent", "shared")
+
 
 @dataclass
 class Zoo:
@@ -92,17 +94,30 @@ def fit_inrs(
     lr: float = 1e-3,
     seed: int = 0,
     chunk: int = 512,
+    init: str = "independent",
 ) -> tuple[WeightSpace, torch.Tensor]:
     """Fit one SIREN per row of ``targets`` (``(B, N)``) at ``coords`` (``(N, d_0)``).
 
+    ``init``: ``"independent"`` (a fresh initialisation per network) or ``"shared"`` (one
+    initialisation for all, then a random hidden-neuron permutation per fitted network).
     Returns the parameters and the per-network final MSE.
     """
     offset = check_variant(variant)
+    if init not in INITS:
+        raise ValueError(f"unknown INR initialisation {init!r}; choose from {INITS}")
     gen = torch.Generator().manual_seed(seed)
+    shared = siren_init(arch, 1, variant, w0, gen) if init == "shared" else None
     outs, errs = [], []
     for start in range(0, targets.shape[0], chunk):
         y = targets[start : start + chunk]
-        v = siren_init(arch, y.shape[0], variant, w0, gen)
+        if shared is None:
+            v = siren_init(arch, y.shape[0], variant, w0, gen)
+        else:
+            n = y.shape[0]
+            v = WeightSpace(
+                [w.expand(n, *w.shape[1:]).clone() for w in shared.weights],
+                [b.expand(n, *b.shape[1:]).clone() for b in shared.biases],
+            )
         leaves = [t.clone().requires_grad_(True) for t in v.weights + v.biases]
         opt = torch.optim.Adam(leaves, lr=lr)
         L = len(v.weights)
@@ -116,6 +131,8 @@ def fit_inrs(
         with torch.no_grad():
             cur = WeightSpace([t.detach() for t in leaves[:L]], [t.detach() for t in leaves[L:]])
             errs.append(((cur.render(coords, "sine", w0, offset)[..., 0, 0] - y) ** 2).mean(1))
+        if shared is not None:
+            cur = cur.permute(cur.batch_random_permutation(gen))
         outs.append(cur)
     params = WeightSpace(
         [torch.cat([o.weights[i] for o in outs]) for i in range(len(arch) - 1)],
@@ -153,10 +170,13 @@ def make_digits_zoo(
     steps: int = 300,
     lr: float = 1e-3,
     seed: int = 0,
+    init: str = "independent",
 ) -> Zoo:
     """SIRENs ``2 -> hidden -> hidden -> 1`` fitted to upsampled digits (with labels and edits)."""
     images, labels = digits_images(size, n, seed)
-    return make_image_zoo(images, labels, hidden, variant, w0, steps, lr, seed, "digits-inr")
+    return make_image_zoo(
+        images, labels, hidden, variant, w0, steps, lr, seed, "digits-inr", init=init
+    )
 
 
 def make_image_zoo(
@@ -169,6 +189,7 @@ def make_image_zoo(
     lr: float = 1e-3,
     seed: int = 0,
     kind: str = "image-inr",
+    init: str = "independent",
 ) -> Zoo:
     """SIRENs ``2 -> hidden -> hidden -> 1`` fitted to grayscale square ``images`` in [0, 1]."""
     if images.dim() != 3 or images.shape[1] != images.shape[2]:
@@ -179,7 +200,7 @@ def make_image_zoo(
     coords = image_coords(size)
     arch = [2, hidden, hidden, 1]
     params, mse = fit_inrs(
-        coords, images.reshape(len(images), -1), arch, variant, w0, steps, lr, seed
+        coords, images.reshape(len(images), -1), arch, variant, w0, steps, lr, seed, init=init
     )
     meta = {
         "kind": kind,
@@ -192,6 +213,7 @@ def make_image_zoo(
         "steps": steps,
         "lr": lr,
         "seed": seed,
+        "init": init,
         "fit_psnr_db": float((-10 * torch.log10(mse.clamp_min(1e-12))).mean()),
     }
     targets = {"label": labels, "image": images, "edit": dilate(images)}
@@ -208,6 +230,7 @@ def make_sine_zoo(
     lr: float = 1e-3,
     omega_range: tuple[float, float] = (1.0, 8.0),
     seed: int = 0,
+    init: str = "independent",
 ) -> Zoo:
     """1-D SIRENs of ``a sin(omega x + phi)`` on ``[-1, 1]``; the label is ``omega``."""
     g = torch.Generator().manual_seed(seed + 7)
@@ -218,7 +241,7 @@ def make_sine_zoo(
     x = torch.linspace(-1, 1, points)[:, None]
     signal = amp[:, None] * torch.sin(omega[:, None] * x[None, :, 0] + phi[:, None])
     arch = [1, hidden, hidden, 1]
-    params, mse = fit_inrs(x, signal, arch, variant, w0, steps, lr, seed)
+    params, mse = fit_inrs(x, signal, arch, variant, w0, steps, lr, seed, init=init)
     meta = {
         "kind": "sine-inr",
         "variant": variant,
@@ -230,6 +253,7 @@ def make_sine_zoo(
         "omega_range": list(omega_range),
         "steps": steps,
         "seed": seed,
+        "init": init,
         "fit_mse": float(mse.mean()),
     }
     return Zoo(params, {"omega": omega, "signal": signal}, meta)

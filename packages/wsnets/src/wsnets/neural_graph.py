@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from wsnets.dws import WeightSpaceNet, check_head
+from wsnets.dws import WeightSpaceNet, check_head, invariant_head
 from wsnets.weight_space import WeightSpace
 
 
@@ -116,7 +116,7 @@ class GMN(WeightSpaceNet):
             self.node_head = nn.Linear(D, out_dim)
         else:
             pooled = D * (L - 1) + D * (self.arch[0] + self.arch[-1])
-            self.out = nn.Sequential(nn.Linear(pooled, 2 * D), nn.ReLU(), nn.Linear(2 * D, out_dim))
+            self.out = invariant_head(pooled, 2 * D, out_dim)
 
     def graph(self, v: WeightSpace):
         """Initial node features ``h[0..L]`` and edge features ``e[0..L-1]``."""

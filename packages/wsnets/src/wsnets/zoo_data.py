@@ -7,7 +7,7 @@
 * :class:`PrefitINRDataModule`: a zoo folder written by ``wsnets make-zoo`` (or converted
   from another source) with ``zoo.pt`` + ``meta.json`` naming the SIREN variant.
 
-Each splits its zoo with a seeded permutation into train/val/test, measures the per-block
+``seed`` seeds the split (and, unless ``zoo_seed`` is given, the zoo). Each splits its zoo with a seeded permutation into train/val/test, measures the per-block
 input scale (and target mean/std) on the training split, and yields dict batches
 ``{"weights", "biases", "y"}``. Generated zoos are cached under ``cache_dir`` (default: the
 ``WSNETS_CACHE`` environment variable, else ``~/.cache/wsnets``) keyed by their settings.
@@ -157,8 +157,9 @@ class DigitsINRDataModule(ZooDataModule):
         ``"classify"`` (target: digit class) or ``"edit"`` (target: dilated image).
     n_images:
         How many of the 1,797 digits to fit (``None``: all).
-    image_size, hidden, variant, w0, fit_steps, fit_lr:
-        Zoo settings (see :func:`wsnets.inr_zoo.make_digits_zoo`).
+    image_size, hidden, variant, w0, fit_steps, fit_lr, init:
+        Zoo settings (see :func:`wsnets.inr_zoo.make_digits_zoo`; ``init="shared"`` is one
+        common SIREN initialisation plus a random hidden permutation per INR).
 
     Examples
     --------
@@ -185,6 +186,8 @@ class DigitsINRDataModule(ZooDataModule):
         test_fraction: float = 0.15,
         seed: int = 0,
         cache_dir: str | None = None,
+        init: str = "independent",
+        zoo_seed: int | None = None,
     ) -> None:
         super().__init__(batch_size, val_fraction, test_fraction, seed, cache_dir)
         if task not in ("classify", "edit"):
@@ -198,7 +201,8 @@ class DigitsINRDataModule(ZooDataModule):
             w0=w0,
             steps=fit_steps,
             lr=fit_lr,
-            seed=seed,
+            seed=seed if zoo_seed is None else zoo_seed,
+            **({} if init == "independent" else {"init": init}),
         )
 
     def build_zoo(self) -> Zoo:
@@ -229,9 +233,14 @@ class SineINRDataModule(ZooDataModule):
         test_fraction: float = 0.15,
         seed: int = 0,
         cache_dir: str | None = None,
+        init: str = "independent",
+        zoo_seed: int | None = None,
     ) -> None:
         super().__init__(batch_size, val_fraction, test_fraction, seed, cache_dir)
-        self.settings = dict(n=n, hidden=hidden, variant=variant, steps=fit_steps, seed=seed)
+        zs = seed if zoo_seed is None else zoo_seed
+        self.settings = dict(n=n, hidden=hidden, variant=variant, steps=fit_steps, seed=zs)
+        if init != "independent":
+            self.settings["init"] = init
 
     def build_zoo(self) -> Zoo:
         return cached_zoo(make_sine_zoo, self.cache_dir, **self.settings)
@@ -260,9 +269,11 @@ class MLPZooDataModule(ZooDataModule):
         test_fraction: float = 0.15,
         seed: int = 0,
         cache_dir: str | None = None,
+        zoo_seed: int | None = None,
     ) -> None:
         super().__init__(batch_size, val_fraction, test_fraction, seed, cache_dir)
-        self.settings = dict(n=n, hidden=hidden, points=points, seed=seed)
+        zs = seed if zoo_seed is None else zoo_seed
+        self.settings = dict(n=n, hidden=hidden, points=points, seed=zs)
 
     def build_zoo(self) -> Zoo:
         return cached_zoo(make_mlp_zoo, self.cache_dir, **self.settings)
