@@ -120,3 +120,40 @@ def test_rotate_rejects_channel_mismatch_and_non_square():
         rotate(torch.randn(1, 3, 4, 4), VEC, 1)
     with pytest.raises(ValueError, match="square"):
         rotate(torch.randn(1, 2, 4, 6), VEC, 1)
+
+
+def test_rotate_angle_matches_c4_and_inverts_on_smooth_fields():
+    import math
+
+    from revit_equivariant.group import rotate_angle
+
+    spec = FieldSpec(6, vectors=((0, 1),), tensors=((2, 3, 4, 5),))
+    x = torch.randn(2, 6, 12, 12, dtype=torch.float64)
+    for k in (1, 2, 3):
+        torch.testing.assert_close(rotate_angle(x, spec, -k * math.pi / 2), rotate(x, spec, k))
+    n = 32
+    g = torch.arange(n, dtype=torch.float64) * 2 * math.pi / n
+    sx, cy = torch.sin(g)[None, :], torch.cos(g)[:, None]
+    smooth = torch.stack([sx * cy, cy.expand(n, n)])[None]
+    vec = FieldSpec(2, vectors=((0, 1),))
+    back = rotate_angle(rotate_angle(smooth, vec, 0.4), vec, -0.4)
+    idx = torch.arange(n) - (n - 1) / 2
+    disk = (idx[:, None] ** 2 + idx[None, :] ** 2) <= (0.3 * n) ** 2
+    assert float((back - smooth)[..., disk].abs().max()) < 0.05  # interpolation only
+    with pytest.raises(ValueError, match="square 2D"):
+        rotate_angle(torch.randn(1, 2, 8, 12), vec, 0.1)
+
+
+def test_so2_error_is_exact_at_c4_angles_and_approximate_between():
+    import math
+
+    from revit_equivariant.group import so2_equivariance_error
+    from revit_equivariant.transformer import ReViT2d
+
+    spec = FieldSpec(2, vectors=((0, 1),))
+    torch.manual_seed(0)
+    net = ReViT2d(spec, (0, 1), patch=2, window=2, embed_dim=8, depths=(1, 1, 1)).eval()
+    x = torch.randn(1, 2, 16, 16)
+    assert so2_equivariance_error(net, x, spec, -math.pi / 2, net.out_spec) < 1e-5
+    off = so2_equivariance_error(net, x, spec, math.pi / 4, net.out_spec)
+    assert 1e-4 < off < 10  # finite, and not exact off the 90-degree multiples
