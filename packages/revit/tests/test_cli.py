@@ -44,6 +44,9 @@ def test_equivariance_command_fresh_models(capsys):
     assert main(["equivariance", "--grid", "16", "--batch", "1"]) == 0
     line = capsys.readouterr().out
     assert "C4" in line and float(line.split(":")[-1]) < 1e-5
+    assert main(["equivariance", "--grid", "16", "--batch", "1", "--angle", "-90"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert "SO(2)" in lines[-1] and float(lines[-1].split(":")[-1]) < 1e-5  # a C4 angle
 
 
 def test_fit_then_rollout_and_equivariance_of_the_checkpoint(tmp_path, capsys):
@@ -92,6 +95,7 @@ def test_fit_then_rollout_and_equivariance_of_the_checkpoint(tmp_path, capsys):
         ["simulate", "--out", "x.pt", "--grid", "12", "--sim_grid", "32"],
         ["simulate", "--out", "x.pt", "--variant", "rot45"],
         ["equivariance", "--grid", "20"],
+        ["equivariance", "--grid", "16", "--group", "o", "--angle", "30"],
         [
             "equivariance",
             "--grid",
@@ -104,7 +108,15 @@ def test_fit_then_rollout_and_equivariance_of_the_checkpoint(tmp_path, capsys):
             "missing.ckpt",
         ],
     ],
-    ids=["missing-ckpt", "rollout-missing", "sim-grid", "variant", "indivisible", "o-ckpt"],
+    ids=[
+        "missing-ckpt",
+        "rollout-missing",
+        "sim-grid",
+        "variant",
+        "indivisible",
+        "o-angle",
+        "o-ckpt",
+    ],  # fmt: skip
 )
 def test_bad_input_gives_one_line_and_exit_2(args, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -9,6 +9,7 @@ checkpoint on fresh data).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -72,6 +73,7 @@ def equivariance(
     batch: int = 2,
     equivariant: bool = True,
     seed: int = 0,
+    angle: float | None = None,
 ) -> None:
     """Equivariance error of a checkpoint (C4) or of a fresh ReViT2d / ReViT3d (C4 or O).
 
@@ -83,6 +85,8 @@ def equivariance(
         batch: Batch size of the random test field.
         equivariant: Fresh model only: False measures the Swin baseline backbone.
         seed: Seed of the field and of the fresh model.
+        angle: 2D only: also the approximate SO(2) error for a rotation by this many degrees
+            (bilinear periodic resampling, measured in the central disk).
     """
     import torch
 
@@ -91,6 +95,10 @@ def equivariance(
     from revit_equivariant.transformer import ReViT2d, ReViT3d
 
     torch.manual_seed(seed)
+    if angle is not None and group != "c4":
+        raise UsageError("--angle is for 2D models; use --group c4")
+    if angle is not None and not math.isfinite(angle):
+        raise UsageError(f"--angle must be a finite number of degrees, got {angle}")
     if checkpoint is not None:
         if group != "c4":
             raise UsageError("a checkpoint is a 2D model; use --group c4")
@@ -112,6 +120,11 @@ def equivariance(
     print(
         f"equivariance error over {group.upper()} ({4 if group == 'c4' else 24} elements): {err:.3e}"
     )
+    if angle is not None:
+        from revit_equivariant.group import so2_equivariance_error
+
+        e = so2_equivariance_error(net, x, spec, math.radians(angle), out_spec)
+        print(f"approximate SO(2) error at {angle:g} degrees (central disk): {e:.3e}")
 
 
 def rollout(checkpoint: Path, steps: int = 10, n_traj: int = 4, seed: int = 123) -> None:
