@@ -1,18 +1,90 @@
-"""The videokr command line: help, and one clear line for bad input."""
+"""The videokr command line: one help, LightningCLI fit from the configs, one-line errors."""
 
+import json
+from pathlib import Path
+
+import pytest
+from icml26_shared.contract import assert_one_line_error
 from videokr.cli import main
 from videokr.paper import PAPER
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+COMMANDS = (
+    "fit",
+    "validate",
+    "test",
+    "predict",
+    "reproduce",
+    "synth",
+    "build",
+    "filter",
+    "eval",
+    "export-lmms-eval",
+)
 
 
 def test_help_lists_commands(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert "reproduce" in out
     assert PAPER.title in out
+    for cmd in COMMANDS:
+        assert f"  {cmd} " in out, cmd
 
 
 def test_unknown_command_exits_2(capsys):
-    assert main(["no-such-command"]) == 2
-    err = capsys.readouterr().err
-    assert "unknown command" in err
-    assert "Traceback" not in err
+    code = main(["no-such-command"])
+    assert_one_line_error(capsys.readouterr().err, "unknown command", code)
+
+
+@pytest.mark.parametrize("config", ["sft_perception.yaml", "sft_full.yaml", "grpo.yaml"])
+def test_fit_each_config_fast_dev_run(config, tmp_path):
+    code = main([
+        "fit", "--config", str(CONFIGS / config),
+        "--data.init_args.n_videos", "8", "--data.init_args.filtered", "false",
+        "--data.init_args.batch_size", "2", "--model.init_args.d_model", "32",
+        "--model.init_args.layers", "1", "--model.init_args.heads", "2",
+        "--model.init_args.max_new_tokens", "4",
+        "--trainer.fast_dev_run", "true", "--trainer.accelerator", "cpu", "--trainer.devices", "1",
+        "--trainer.logger", "false", "--trainer.enable_checkpointing", "false",
+        "--trainer.default_root_dir", str(tmp_path),
+    ] + (["--model.init_args.group_size", "2"] if config == "grpo.yaml" else []))  # fmt: skip
+    assert code == 0
+
+
+def test_synth_then_eval(tmp_path, capsys):
+    assert main(["synth", "--out", str(tmp_path), "--n_videos", "6"]) == 0
+    rows = [json.loads(x) for x in (tmp_path / "eval_raw.jsonl").read_text().splitlines()]
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(
+        "".join(
+            json.dumps({"id": r["id"], "output": f"<think>x</think>{r['solution']}"}) + "\n"
+            for r in rows
+        )
+    )
+    capsys.readouterr()
+    assert (
+        main(["eval", "--corpus", str(tmp_path / "eval_raw.jsonl"), "--predictions", str(preds)])
+        == 0
+    )
+    res = json.loads(capsys.readouterr().out)
+    assert res["overall"] == 1.0 and set(res["skill"]) <= {"VidR", "KnowVid", "KnowVidR"}
+    preds.write_text(json.dumps({"id": "nope", "output": "x"}) + "\n")
+    code = main(["eval", "--corpus", str(tmp_path / "eval_raw.jsonl"), "--predictions", str(preds)])
+    assert_one_line_error(capsys.readouterr().err, "not in the corpus", code)
+    code = main(
+        [
+            "eval",
+            "--corpus",
+            str(tmp_path / "eval_raw.jsonl"),
+            "--predictions",
+            str(preds),
+            "--judge",
+            "gpt",
+        ]
+    )
+    assert_one_line_error(capsys.readouterr().err, "unknown judge", code)
+
+
+def test_export_lmms_eval(tmp_path):
+    assert main(["export-lmms-eval", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "videokr_eval.yaml").is_file()

@@ -1,17 +1,179 @@
-"""Command line of videokr: ``videokr --help``."""
+"""Command line of videokr: ``videokr --help``.
+
+``fit/validate/test/predict`` (LightningCLI; ``--model`` is :class:`~videokr.training.SFTModule`
+or :class:`~videokr.training.GRPOModule`, one YAML per recipe stage in ``configs/``), ``reproduce``,
+and the pipeline commands below.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
-from icml26_shared.cli import PaperCLI
+from icml26_shared.cli import PaperCLI, UsageError
 
 from .paper import PAPER
 
 
+def synth(out: Path, n_videos: int = 200, seed: int = 0) -> None:
+    """Generate the SynthKR micro-world (clips, manifest, raw train/eval JSONL with planted defects).
+
+    Args:
+        out: Output folder (clips under out/videos; use it as --video_root).
+        n_videos: Number of clips.
+        seed: Random seed.
+    """
+    from .corpus import write_jsonl
+    from .microworld import make_microworld
+
+    w = make_microworld(n_videos, seed=seed, root=out)
+    w.manifest.write(Path(out) / "manifest.jsonl")
+    write_jsonl(Path(out) / "train_raw.jsonl", w.train)
+    write_jsonl(Path(out) / "eval_raw.jsonl", w.eval)
+    write_jsonl(Path(out) / "defects.jsonl", [{"id": k, "defect": v} for k, v in w.defects.items()])
+    print(
+        f"wrote {len(w.videos)} clips, {len(w.train)} train and {len(w.eval)} eval items to {out}"
+    )
+
+
+def build(
+    out: Path,
+    n_videos: int = 200,
+    seed: int = 0,
+    allow_nc: bool = False,
+    allow_nd: bool = False,
+    review: Path | None = None,
+) -> None:
+    """Run the corpus pipeline (collect, generate, filters, review) into a folder; resumable.
+
+    Args:
+        out: Output folder (train.jsonl, eval.jsonl, manifest.jsonl, stages/, pipeline.json).
+        n_videos: Number of micro-world clips to collect.
+        seed: Random seed.
+        allow_nc: Also accept non-commercial (NC) Creative Commons licenses.
+        allow_nd: Also accept no-derivatives (ND) Creative Commons licenses.
+        review: A filled review sheet (CSV) whose accept/reject/edit decisions are applied last.
+    """
+    from .pipeline import build_corpus
+
+    log = build_corpus(out, n_videos, seed, allow_nc, allow_nd, review)
+    print(
+        f"train: {log['train.jsonl']['records']} items, eval: {log['eval.jsonl']['records']} items"
+    )
+    for name, entry in log.items():
+        if isinstance(entry, dict) and "removed" in entry:
+            print(f"  {name}: removed {len(entry['removed'])}")
+
+
+def check_corpus(corpus: Path, video_root: Path | None = None, check_videos: bool = True) -> None:
+    """Validate a corpus file against the schema (one clear line for the first bad record).
+
+    Args:
+        corpus: JSONL file in the VideoKR schema.
+        video_root: Folder the video paths are relative to (default: $VIDEOKR_VIDEO_ROOT).
+        check_videos: Check that every referenced video file exists.
+    """
+    from .corpus import load_local
+
+    rows = load_local(corpus, video_root=video_root, check_videos=check_videos)
+    print(f"{corpus}: {len(rows)} valid records")
+
+
+def filter(  # noqa: A001 - the command is called filter
+    corpus: Path, out: Path, review_sheet: Path | None = None
+) -> None:
+    """Apply the text-only quality filters (blind text, rationale, near-duplicates) to a corpus file.
+
+    Args:
+        corpus: JSONL corpus (validated first).
+        out: Output JSONL of the kept items; the removal report goes next to it (.report.json).
+        review_sheet: Also export the kept items as a review sheet (CSV) for human review.
+    """
+    from .corpus import load_local, write_jsonl
+    from .filters import BlindTextFilter, CoTValidator, MinHashDedup
+    from .knowledge import microworld_bank
+    from .pipeline import run_filters
+    from .review import export_review
+
+    rows = load_local(corpus)
+    kept, reports = run_filters(
+        rows, [BlindTextFilter(), CoTValidator(microworld_bank()), MinHashDedup()]
+    )
+    write_jsonl(out, kept)
+    report = {r.name: r.removed for r in reports}
+    Path(f"{out}.report.json").write_text(json.dumps(report, indent=1) + "\n")
+    if review_sheet is not None:
+        export_review(review_sheet, kept)
+    print(
+        f"kept {len(kept)} of {len(rows)}; "
+        + ", ".join(f"{r.name}: -{len(r.removed)}" for r in reports)
+    )
+
+
+def evaluate(corpus: Path, predictions: Path, judge: str = "rule") -> None:
+    """Score predictions (JSONL of {id, output}) on a benchmark: accuracy by skill, subject, type.
+
+    Args:
+        corpus: Benchmark JSONL in the VideoKR schema.
+        predictions: JSONL with one {"id": ..., "output": ...} per line.
+        judge: rule (open-ended skipped and counted) or rouge (open-ended by ROUGE).
+    """
+    from .corpus import load_local, read_jsonl
+    from .harness import EvalHarness, RougeJudge, RuleJudge
+
+    judges = {"rule": RuleJudge, "rouge": RougeJudge}
+    if judge not in judges:
+        raise UsageError(f"eval: unknown judge {judge!r}; choose from {', '.join(judges)}")
+    rows = load_local(corpus)
+    preds = {}
+    for p in read_jsonl(predictions):
+        if "id" not in p or "output" not in p:
+            raise UsageError(f"eval: {predictions}: every line needs 'id' and 'output'")
+        preds[str(p["id"])] = str(p["output"])
+    unknown = set(preds) - {r["id"] for r in rows}
+    if unknown:
+        raise UsageError(
+            f"eval: {len(unknown)} predictions have ids not in the corpus, e.g. {sorted(unknown)[0]!r}"
+        )
+    res = EvalHarness(rows, judges[judge]()).evaluate(preds)
+    print(json.dumps({"overall": res.overall, "format": res.format_rate, "scored": res.n_scored,
+                      "skipped": res.n_skipped, **res.by}, indent=1))  # fmt: skip
+
+
+def export_lmms_eval(out: Path, data_files: str = "VideoKR_eval.jsonl") -> None:
+    """Export VideoKR-Eval as an lmms-eval task folder (videokr_eval.yaml + utils.py).
+
+    Args:
+        out: Folder to write the task into.
+        data_files: Path of the eval JSONL as lmms-eval should load it.
+    """
+    from .harness import export_lmms_eval_task
+
+    for p in export_lmms_eval_task(out, data_files):
+        print(f"wrote {p}")
+
+
 def build_cli() -> PaperCLI:
-    """The package's CLI; add ``model_class``, ``datamodule_class`` and extra ``commands``."""
-    return PaperCLI(PAPER)
+    """The package's CLI: LightningCLI stages, reproduce, and the pipeline commands."""
+    from .datamodule import SynthKRDataModule
+    from .training import SFTModule
+
+    return PaperCLI(
+        PAPER,
+        model_class=SFTModule,
+        datamodule_class=SynthKRDataModule,
+        subclass_mode_model=True,
+        subclass_mode_data=True,
+        commands={
+            "synth": synth,
+            "build": build,
+            "check-corpus": check_corpus,
+            "filter": filter,
+            "eval": evaluate,
+            "export-lmms-eval": export_lmms_eval,
+        },
+    )
 
 
 def main(args: Sequence[str] | None = None) -> int:

@@ -4,7 +4,8 @@
   RL-114K for GRPO) and ``minuzero/VideoKR-Eval``.
 * :func:`load_hub` -- one released split through ``datasets`` (offline-aware, via
   :func:`icml26_shared.hub.load_dataset`), validated and normalised.
-* :func:`load_local` -- a local ``.jsonl`` / ``.json`` corpus through ``datasets``, validated.
+* :func:`load_local` -- a local ``.jsonl`` corpus, validated (:func:`to_dataset` makes it a
+  ``datasets.Dataset``).
 * :func:`to_dataset` / :func:`write_jsonl` -- records -> ``datasets.Dataset`` with
   :func:`videokr.schema.features`, or a JSONL file (atomically).
 
@@ -65,17 +66,11 @@ def load_local(
     video_root: str | os.PathLike | None = None,
     check_videos: bool = False,
 ) -> list[dict[str, Any]]:
-    """Load a local JSONL (or JSON list) corpus through ``datasets`` and validate it."""
+    """Load a local JSONL corpus and validate it (a bad line is named by its number)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"corpus file {str(path)!r} not found")
-    try:
-        ds = load_dataset("json", data_files=str(path), split="train")
-    except Exception as exc:  # noqa: BLE001 - datasets raises many types for a bad file
-        raise SchemaError(
-            f"corpus file {str(path)!r} is not valid JSON lines: {type(exc).__name__}"
-        ) from None
-    return validate_corpus(_records(ds), video_root=video_root, check_videos=check_videos)
+    return validate_corpus(read_jsonl(path), video_root=video_root, check_videos=check_videos)
 
 
 def to_dataset(records: Iterable[Mapping[str, Any]]) -> Any:

@@ -1,0 +1,82 @@
+"""GRPO properties, and the workspace contract for the SFT and GRPO LightningModules."""
+
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from icml26_shared.contract import check_contract
+from videokr.datamodule import SynthKRDataModule
+from videokr.training import GRPOModule, SFTModule, group_advantages, grpo_loss, k3_kl
+
+
+def _dm():
+    return SynthKRDataModule(n_videos=8, batch_size=4, filtered=False)
+
+
+def _forward(model, batch):
+    return model(batch["video"], batch["input_ids"], batch["attention_mask"])
+
+
+def test_advantages_sum_to_zero_per_group():
+    r = torch.rand(5, 8)
+    assert torch.allclose(group_advantages(r).sum(-1), torch.zeros(5), atol=1e-5)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.floats(-20, 20), min_size=2, max_size=16),
+    st.lists(st.floats(-20, 20), min_size=2, max_size=16),
+)
+def test_k3_kl_nonnegative(a, b):
+    n = min(len(a), len(b))
+    assert bool((k3_kl(torch.tensor(a[:n]), torch.tensor(b[:n])) >= -1e-6).all())
+
+
+def test_equal_rewards_give_zero_gradient():
+    logp = torch.randn(4, 6, requires_grad=True)
+    mask = torch.ones(4, 6)
+    adv = group_advantages(torch.full((1, 4), 0.7)).flatten()
+    assert torch.all(adv == 0)
+    loss, _ = grpo_loss(logp, logp.detach(), logp.detach(), adv, mask, kl_coef=0.01)
+    loss.backward()  # zero advantage, and the k3 KL has zero gradient at pi == ref
+    assert torch.allclose(logp.grad, torch.zeros_like(logp.grad), atol=1e-7)
+
+
+def test_sampled_group_rewards_and_advantages():
+    torch.manual_seed(0)
+    m = GRPOModule(d_model=32, layers=1, heads=2, group_size=3, max_new_tokens=6)
+    dm = _dm()
+    dm.setup("fit")
+    roll = m.sample_groups(next(iter(dm.train_dataloader())))
+    assert roll["tokens"].shape[0] == 12 and roll["rewards"].shape == (12,)
+    assert torch.allclose(roll["adv"].view(4, 3).sum(-1), torch.zeros(4), atol=1e-4)
+
+
+def test_sft_contract(tmp_path):
+    check_contract(lambda: SFTModule(d_model=32, layers=1, heads=2, max_new_tokens=4), _dm, tmp_path,
+                   forward_fn=_forward)  # fmt: skip
+
+
+def test_grpo_contract_and_reference_frozen(tmp_path):
+    res = check_contract(
+        lambda: GRPOModule(d_model=32, layers=1, heads=2, group_size=2, max_new_tokens=4),
+        _dm,
+        tmp_path,
+        forward_fn=_forward,
+    )
+    ref = res.model.reference
+    assert all(not p.requires_grad for p in ref.parameters())
+    # training moved the policy, not the frozen reference
+    diff = [
+        (p - q).abs().max()
+        for p, q in zip(res.model.model.parameters(), ref.parameters(), strict=True)
+    ]
+    assert max(diff) > 0
+
+
+def test_grpo_starts_from_sft_checkpoint(tmp_path):
+    sft = SFTModule(d_model=32, layers=1, heads=2)
+    path = tmp_path / "sft.ckpt"
+    torch.save({"state_dict": sft.state_dict()}, path)
+    g = GRPOModule(d_model=32, layers=1, heads=2, init_ckpt=str(path))
+    for p, q in zip(sft.model.parameters(), g.reference.parameters(), strict=True):
+        assert torch.equal(p, q)
