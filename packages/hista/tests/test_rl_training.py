@@ -4,8 +4,13 @@ import pytest
 import torch
 from hista.hista_knn import HistaEstimator
 from hista.numca import NumcaTable
-from hista.policy import CharPolicy
-from hista.rl_training import PolicyRLModule, policy_loss, token_advantages, train_rl
+from hista.rl_training import (
+    ArithProblemsDataModule,
+    PolicyRLModule,
+    policy_loss,
+    token_advantages,
+    train_rl,
+)
 
 
 def test_group_advantages_are_constant_per_rollout_and_sum_to_zero():
@@ -47,9 +52,8 @@ def test_losses_agree_on_policy_and_reject_unknown():
 @pytest.mark.parametrize("adv", ["group", "numca", "hista"])
 def test_short_rl_run_is_finite(adv):
     torch.manual_seed(0)
-    m = PolicyRLModule(CharPolicy(hidden=16, layers=1), advantage=adv, group_size=2)
-    m.problems = m.problems[:16]
-    train_rl(m, 2)
+    m = PolicyRLModule(advantage=adv, group_size=2, hidden=16, layers=1, heads=2, max_new=8)
+    train_rl(m, 2, ArithProblemsDataModule(n_problems=16, n_held_out=2, batch_size=2))
     assert len(m.step_rewards) == 2
     assert all(torch.isfinite(p).all() for p in m.policy.parameters())
     if adv == "numca":
@@ -63,3 +67,21 @@ def test_zero_std_groups_get_zero_advantages_and_numca_root_falls_back_to_group_
         assert all(float(a.abs().max()) == 0.0 for a in adv)
     adv = token_advantages("numca", "p", ["abc", "def"], [1.0, 0.0], [3, 3], NumcaTable())
     assert float(adv[0][0]) > 0 > float(adv[1][0])  # root = group mean 0.5, not 0
+
+
+def test_token_advantages_use_the_given_token_spans():
+    # two-character tokens: "7 " | "9;" -> a milestone after the first token
+    t = NumcaTable()
+    t.update("p", ["7"], 1.0)
+    offs = [[(0, 2), (2, 4)], [(0, 2), (2, 4)]]
+    adv = token_advantages("numca", "p", ["7 9;", "8 9;"], [1.0, 0.0], [2, 2], t, offsets=offs)
+    assert [len(a) for a in adv] == [2, 2]
+    with pytest.raises(ValueError, match="span per response token"):
+        token_advantages("group", "p", ["7 9;", "8;"], [1.0, 0.0], [2, 2], offsets=[[(0, 2)]] * 2)
+
+
+def test_unscaled_advantages_are_reward_minus_value():
+    adv = token_advantages("group", "p", ["1;", "2;"], [1.0, 1.0], [2, 2], scale=False)
+    assert all(float(a.abs().max()) == 0.0 for a in adv)
+    adv = token_advantages("group", "p", ["1;", "2;"], [1.0, 0.0], [2, 2], scale=False)
+    assert float(adv[0][0]) == pytest.approx(0.5) and float(adv[1][0]) == pytest.approx(-0.5)

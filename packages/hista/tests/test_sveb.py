@@ -2,8 +2,9 @@
 
 import numpy as np
 import pytest
-from hista.arith_chain import CharTokenizer, NoisyTeacher, Problem, reward, sample_problems
+from hista.arith_chain import NoisyTeacher, Problem, reward, sample_problems
 from hista.estimators import GroupMean, NumcaEstimator, Oracle
+from hista.policy import CausalLMPolicy
 from hista.sveb import (
     binomial_noise_floor,
     build_cases,
@@ -82,4 +83,4 @@ def test_spearman_and_bad_inputs():
     with pytest.raises(ValueError, match="predictions for"):
         evaluate([0.1], _teacher_cases(n=2))
     with pytest.raises(ValueError, match="vocabulary"):
-        CharTokenizer().encode("3*4")
+        CausalLMPolicy(hidden=8, layers=1, heads=2).encode("3*4")

@@ -189,11 +189,36 @@ def real_advantages(
         print(f"{row['problem_id']}: rewards {group.rewards}  mean token advantage {means}")
 
 
+class HistaCLI(PaperCLI):
+    """``PaperCLI`` whose errors stay on one line.
+
+    jsonargparse reports a bad ``--model.init_args.*`` value of a subclass-mode model as a
+    multi-line union report; the line that names the cause (our ``ValueError``) is kept.
+
+    Examples
+    --------
+    >>> from hista.paper import PAPER
+    >>> HistaCLI.one_line("Does not validate\nErrors:\n  - unknown loss type 'x'\n  - Expected None")
+    "unknown loss type 'x'"
+    """
+
+    @staticmethod
+    def one_line(message: str) -> str:
+        lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+        if len(lines) <= 1:
+            return message
+        causes = [ln[2:] for ln in lines if ln.startswith("- ") and "NoneType" not in ln]
+        return causes[0] if causes else lines[0]
+
+    def error(self, message: str) -> int:
+        return super().error(self.one_line(message))
+
+
 def build_cli() -> PaperCLI:
     """The package's CLI."""
     import lightning.pytorch as pl
 
-    return PaperCLI(
+    return HistaCLI(
         PAPER,
         model_class=pl.LightningModule,
         datamodule_class=pl.LightningDataModule,

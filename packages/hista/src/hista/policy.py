@@ -297,7 +297,8 @@ class TeacherTracesDataModule(pl.LightningDataModule):
         return out
 
     def train_dataloader(self):
-        epoch = self.trainer.current_epoch if self._trainer is not None else 0
+        trainer = getattr(self, "trainer", None)
+        epoch = trainer.current_epoch if trainer is not None else 0
         hp = self.hparams
         return DataLoader(
             self._batches(self.problems, hp.steps_per_epoch, hp.seed + 1000 * epoch),
@@ -326,7 +327,7 @@ class SFTModule(pl.LightningModule):
     --------
     >>> _ = torch.manual_seed(0)
     >>> m = SFTModule(hidden=16, layers=1, heads=2)
-    >>> float(m.training_step((["3+4="], ["7;"]), 0)) > 0
+    >>> float(m.training_step((["3+4="], ["7;"]), 0).detach()) > 0
     True
     """
 
@@ -345,6 +346,10 @@ class SFTModule(pl.LightningModule):
             if model_id
             else CausalLMPolicy(hidden=hidden, layers=layers, heads=heads)
         )
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        """Next-token logits of the policy, (B, T) -> (B, T, V)."""
+        return self.policy(ids)
 
     def training_step(self, batch, batch_idx):
         loss = sft_loss(self.policy, *batch)

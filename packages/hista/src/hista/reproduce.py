@@ -77,14 +77,14 @@ QUICK = Setting(
     variance_problems=30,
 )
 FULL = Setting(
-    problems=100,
+    problems=80,
     group_size=16,
     n_mc=32,
     cases_per_problem=2,
     sft_steps=800,
     critic_problems=200,
     critic_epochs=20,
-    rl_steps=30,
+    rl_steps=20,
     rl_seeds=2,
     variance_problems=80,
 )
