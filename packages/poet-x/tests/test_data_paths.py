@@ -119,3 +119,19 @@ def test_teacher_regression_config_runs_through_the_cli(tmp_path):
             "--trainer.max_steps", "10", "--trainer.logger", "false",
             "--trainer.default_root_dir", str(tmp_path)]  # fmt: skip
     assert main(args) == 0
+
+
+@pytest.mark.parametrize(
+    ("override", "match"),
+    [
+        (["--model.init_args.merge_interval", "0"], "merge_interval must be"),
+        (["--model.init_args.block_size", "5"], "not divisible by block_size 5"),
+        (["--model.init_args.optimizer", "sgd"], "optimizer must be 'poet' or 'adamw'"),
+        (["--data.init_args.noise", "-1"], "noise >= 0"),
+    ],
+)
+def test_bad_teacher_regression_input_is_one_line(override, match, tmp_path, capsys):
+    args = ["fit", "--config", str(CONFIGS / "teacher_regression.yaml"), "--trainer.logger",
+            "false", "--trainer.default_root_dir", str(tmp_path), *override]  # fmt: skip
+    code = main(args)
+    assert_one_line_error(capsys.readouterr().err, match, code)

@@ -103,11 +103,36 @@ def merge(checkpoint: Path, out: Path) -> None:
     print(f"wrote {out}")
 
 
+def one_line(message: str) -> str:
+    """One line from a (multi-line) error message.
+
+    jsonargparse reports an ``__init__`` error of a ``class_path`` model or data module as a
+    "Does not validate against any of the Union subtypes" block; keep only its cause.
+
+    >>> one_line("Does not validate against any of the Union subtypes\\nSubtypes: [A]\\n"
+    ...          "Errors:\\n  - merge_interval must be > 0, got 0\\n  - Expected a <class 'NoneType'>")
+    'merge_interval must be > 0, got 0'
+    """
+    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
+    if lines and "Union subtypes" in lines[0]:
+        causes = [ln[2:] for ln in lines if ln.startswith("- ") and "NoneType" not in ln]
+        if causes:
+            return "; ".join(causes)
+    return " ".join(lines)
+
+
+class POETCLI(PaperCLI):
+    """:class:`~icml26_shared.cli.PaperCLI` whose errors are always one line."""
+
+    def error(self, message: str) -> int:  # noqa: D102
+        return super().error(one_line(message))
+
+
 def build_cli() -> PaperCLI:
     """The package's CLI (model and data given as ``class_path`` / ``init_args``)."""
     import lightning.pytorch as pl
 
-    return PaperCLI(
+    return POETCLI(
         PAPER,
         model_class=pl.LightningModule,
         datamodule_class=pl.LightningDataModule,
