@@ -92,3 +92,34 @@ def test_quantize_synthetic_writes_a_decodable_bitstream(tmp_path, capsys):
     assert q.shape == (1024, 128) and torch.isfinite(q.dequantize()).all()
     assert main(["inspect", "--artifact", str(out)]) == 0
     assert '"layer": "synthetic:diag_1e2"' in capsys.readouterr().out
+
+
+CONFIGS = __import__("pathlib").Path(__file__).resolve().parents[1] / "configs"
+
+
+@pytest.mark.parametrize(
+    ("config", "small"),
+    [
+        (
+            "pretrain_tiny_llama.yaml",
+            ["--model.init_args.hidden_size", "16", "--model.init_args.intermediate_size", "32",
+             "--model.init_args.num_layers", "1", "--model.init_args.num_heads", "2",
+             "--model.init_args.seq_len", "16", "--data.init_args.seq_len", "16",
+             "--data.init_args.batch_size", "4", "--data.init_args.train_bytes", "20000"],
+        ),
+        (
+            "watersic_ft_tiny_llama.yaml",
+            ["--model.init_args.hidden_size", "16", "--model.init_args.intermediate_size", "32",
+             "--model.init_args.num_layers", "1", "--model.init_args.num_heads", "2",
+             "--model.init_args.seq_len", "16", "--model.init_args.pretrain_steps", "0",
+             "--model.init_args.calib_sequences", "16", "--model.init_args.rate", "4",
+             "--data.init_args.seq_len", "16",
+             "--data.init_args.batch_size", "4", "--data.init_args.train_sequences", "16",
+             "--data.init_args.val_sequences", "8"],
+        ),
+    ],
+)  # fmt: skip
+def test_fit_configs_run(config, small, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # LightningCLI writes its config.yaml into the run folder
+    argv = ["fit", "--config", str(CONFIGS / config), *small, "--trainer.fast_dev_run", "true"]
+    assert main(argv) == 0

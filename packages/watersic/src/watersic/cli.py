@@ -1,7 +1,10 @@
 """Command line of watersic: ``watersic --help``.
 
-``fit/validate/test/predict`` (LightningCLI over :class:`watersic.finetune.WaterSICFinetune`
-and :class:`watersic.finetune.ByteTextDataModule`: WaterSIC-FT), ``reproduce``, and the
+``fit/validate/test/predict`` (LightningCLI in subclass mode over the package's two trainable
+parts: :class:`watersic.finetune.WaterSICFinetune` (WaterSIC-FT) and
+:class:`watersic.tiny_llm.TinyLlamaPretrain` (pretraining of the tiny LM), with
+:class:`watersic.text_corpus.ByteTextDataModule`; one YAML per experiment in ``configs/``),
+``reproduce``, and the
 package commands ``quantize`` (a whole model), ``rd-curve`` (one synthetic layer against the
 IT limit), ``inspect`` (per-layer report of a saved artifact) and ``benchmark`` (seconds and
 peak memory of WaterSIC vs GPTQ on one large layer).
@@ -268,12 +271,16 @@ def _quantize_matrix(W, S, rate):
 
 def build_cli() -> PaperCLI:
     """The package's CLI."""
-    from watersic.finetune import ByteTextDataModule, WaterSICFinetune
+    import lightning.pytorch as pl
 
+    # Subclass mode: a config names its module by class_path (watersic.finetune.WaterSICFinetune
+    # or watersic.tiny_llm.TinyLlamaPretrain, data watersic.text_corpus.ByteTextDataModule).
     return PaperCLI(
         PAPER,
-        model_class=WaterSICFinetune,
-        datamodule_class=ByteTextDataModule,
+        model_class=pl.LightningModule,
+        datamodule_class=pl.LightningDataModule,
+        subclass_mode_model=True,
+        subclass_mode_data=True,
         commands={
             "quantize": quantize,
             "rd-curve": rd_curve,
