@@ -103,6 +103,37 @@ def token_advantage_trainer(advantage: str = "numca", **provider_kwargs):
     return TokenAdvantageGRPOTrainer
 
 
+def arith_trl_reward(problems, eos_id: int):
+    """ArithChain reward in TRL's reward-function form.
+
+    TRL decodes completions without special tokens, so the EOS ``;`` is gone from the text;
+    a completion counts as terminated iff its ids end with ``eos_id``.
+
+    Examples
+    --------
+    >>> from hista.arith_chain import Problem
+    >>> fn = arith_trl_reward([Problem((3, 4))], eos_id=13)
+    >>> fn(["7", "7", "8"], prompts=["3+4="] * 3, completion_ids=[[7, 13], [7], [8, 13]])
+    [1.0, 0.0, 0.0]
+    """
+    from .arith_chain import Problem, reward
+
+    by_prompt = {p.prompt: p for p in problems}
+
+    def arith_reward(completions, prompts=None, completion_ids=None, **kwargs):
+        ids = completion_ids or [[]] * len(completions)
+        texts = [
+            c.rstrip(";") + (";" if len(i) and int(i[-1]) == eos_id else "")
+            for c, i in zip(completions, ids, strict=True)
+        ]
+        return [
+            reward(by_prompt.get(p) or Problem(tuple(map(int, p[:-1].split("+")))), c)
+            for p, c in zip(prompts, texts, strict=True)
+        ]
+
+    return arith_reward
+
+
 def grpo_trainer_anchor(
     policy,
     problems,
@@ -134,19 +165,12 @@ def grpo_trainer_anchor(
     from datasets import Dataset
     from trl import GRPOConfig
 
-    from .arith_chain import Problem, reward
     from .rl_training import held_out_accuracy
 
     grpo_trainer = _require_trl() if advantage is None else token_advantage_trainer(advantage)
     tok = policy.tokenizer
     tok.padding_side = "left"
-    by_prompt = {p.prompt: p for p in problems}
-
-    def arith_reward(completions, prompts=None, **kwargs):
-        return [
-            reward(by_prompt.get(p) or Problem(tuple(map(int, p[:-1].split("+")))), c)
-            for p, c in zip(prompts, completions, strict=True)
-        ]
+    arith_reward = arith_trl_reward(problems, policy.eos_id)
 
     n_rows = steps * prompts_per_step
     rows = [problems[i % len(problems)] for i in range(n_rows)]
@@ -197,6 +221,6 @@ def grpo_trainer_anchor(
     policy.model.eval()
     return {
         "held-out acc": held_out_accuracy(policy, held_out, seed=seed),
-        "reward AUC": float(np.mean(rewards[::num_iterations])) if rewards else float("nan"),
+        "reward AUC": float(np.mean(rewards)) if rewards else float("nan"),
         "s / step": secs,
     }
