@@ -74,3 +74,10 @@ def test_measure_overhead_reports_per_repeat_ratios():
     assert r["base_s"] > 0 and r["fused_s"] > 0
     med, q25, q75 = summarise(r["ratio_fused"])
     assert q25 <= med <= q75
+
+
+def test_second_derivative_is_refused_not_silently_wrong():
+    x = torch.randn(8, 3, dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(sigreg(x), x, create_graph=True)
+    with pytest.raises(RuntimeError):
+        g.sum().backward()

@@ -48,6 +48,7 @@ from typing import Literal
 
 import torch
 from torch import nn
+from torch.autograd.function import once_differentiable
 
 Preset = Literal["isogaussian-drl", "lejepa"]
 
@@ -195,6 +196,7 @@ class _CosSinSums(torch.autograd.Function):
         return cs.sum(0)
 
     @staticmethod
+    @once_differentiable  # a second derivative would need more than the saved values
     def backward(ctx, grad):
         cs, t2 = ctx.saved_tensors
         half = t2.numel() // 2
