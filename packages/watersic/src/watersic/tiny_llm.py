@@ -13,7 +13,10 @@ of minutes with a fixed seed on the standard-library sources of :mod:`watersic.t
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
+import warnings
 from dataclasses import dataclass
 
 import lightning.pytorch as pl
@@ -151,6 +154,23 @@ class TinyLlamaPretrain(pl.LightningModule):
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
 
 
+@contextlib.contextmanager
+def _quiet_lightning(verbose: bool):
+    """Silence the Trainer's informational lines and warnings unless ``verbose``."""
+    if verbose:
+        yield
+        return
+    logger = logging.getLogger("lightning.pytorch")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
+
+
 def train_tiny_llama(
     spec: TinyLlamaSpec | None = None, seed: int = 0, log: bool = False
 ) -> nn.Module:
@@ -178,20 +198,21 @@ def train_tiny_llama(
         train_bytes=spec.train_bytes,
         seed=seed,
     )
-    trainer = pl.Trainer(
-        max_steps=spec.train_steps,
-        accelerator="cpu",
-        devices=1,
-        gradient_clip_val=1.0,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=log,
-        enable_model_summary=False,
-        limit_val_batches=0,
-        num_sanity_val_steps=0,
-        deterministic=True,
-    )
-    trainer.fit(module, datamodule=data)
+    with _quiet_lightning(log):
+        trainer = pl.Trainer(
+            max_steps=spec.train_steps,
+            accelerator="cpu",
+            devices=1,
+            gradient_clip_val=1.0,
+            logger=False,
+            enable_checkpointing=False,
+            enable_progress_bar=log,
+            enable_model_summary=False,
+            limit_val_batches=0,
+            num_sanity_val_steps=0,
+            deterministic=True,
+        )
+        trainer.fit(module, datamodule=data)
     model = module.model
     model.eval()
     return model
