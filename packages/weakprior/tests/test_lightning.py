@@ -44,3 +44,20 @@ def test_train_prior_caches_and_lowers_the_loss(tmp_path):
     assert trained_loss < base_loss
     samples = FewStepDDIM(a.eps)(torch.randn(4, 1, 8, 8))
     assert samples.shape == (4, 1, 8, 8) and samples.abs().max() <= 1.0 + 1e-5
+
+
+def test_issue_scale_24px_end_to_end(tmp_path):
+    """The issue's 24-32 px priors: data, training, G(z) and the paper's solver run at 24 px."""
+    from weakprior.image_domains import load_domain
+    from weakprior.noise_optimisation import NoiseOptimisationSolver
+    from weakprior.operators import RandomInpainting, measure
+
+    for size in (24,):
+        prior = train_prior("faces", 2, image_size=size, width=8, batch_size=4, cache=tmp_path)
+        prior.requires_grad_(False)
+        x = load_domain("faces", "test", size, n=2)
+        assert x.shape == (2, 1, size, size)
+        op = RandomInpainting(tuple(x.shape), 0.5, seed=0)
+        solver = NoiseOptimisationSolver(FewStepDDIM(prior.eps), op, iterations=2, best_k=1)
+        est = solver.solve(measure(op, x, 0.01), tuple(x.shape)).x
+        assert est.shape == x.shape and est.abs().max() <= 1.0 + 1e-5
