@@ -14,18 +14,18 @@ def _ids(path):
 
 def test_rerun_is_idempotent_and_resumes(tmp_path):
     out = tmp_path / "c"
-    build_corpus(out, n_videos=40, seed=0)
+    build_corpus(out, n_videos=24, seed=0)
     first = {p.name: p.read_bytes() for p in (out / "stages").iterdir()}
     train = _ids(out / "train.jsonl")
     assert len(train) == len(set(train)) and train
     mtimes = {p.name: p.stat().st_mtime_ns for p in (out / "stages").iterdir()}
-    build_corpus(out, n_videos=40, seed=0)  # finished stages are skipped, nothing appended
+    build_corpus(out, n_videos=24, seed=0)  # finished stages are skipped, nothing appended
     assert {p.name: p.stat().st_mtime_ns for p in (out / "stages").iterdir()} == mtimes
     assert _ids(out / "train.jsonl") == train
     # an interrupted run: a lost stage file is recomputed, identically
     lost = sorted((out / "stages").glob("train_0[4-7]_*.jsonl"))[0]
     lost.unlink()
-    build_corpus(out, n_videos=40, seed=0)
+    build_corpus(out, n_videos=24, seed=0)
     assert {p.name: p.read_bytes() for p in (out / "stages").iterdir()} == first
     log = json.loads((out / "pipeline.json").read_text())
     assert any("removed" in e and e["removed"] for e in log.values() if isinstance(e, dict))
@@ -33,7 +33,7 @@ def test_rerun_is_idempotent_and_resumes(tmp_path):
 
 def test_review_decisions_are_honoured(tmp_path):
     out = tmp_path / "c"
-    build_corpus(out, n_videos=30, seed=1)
+    build_corpus(out, n_videos=20, seed=1)
     items = read_jsonl(out / "eval.jsonl")
     sheet = tmp_path / "sheet.csv"
     export_review(sheet, items)
@@ -45,7 +45,7 @@ def test_review_decisions_are_honoured(tmp_path):
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    build_corpus(out, n_videos=30, seed=1, review=sheet)
+    build_corpus(out, n_videos=20, seed=1, review=sheet)
     after = {r["id"]: r for r in read_jsonl(out / "eval.jsonl")}
     assert rows[0]["id"] not in after
     assert after[rows[1]["id"]]["question"] == "edited question ?"

@@ -1,8 +1,10 @@
 """The reproduce run end to end at a tiny size (the real sizes are QUICK / FULL)."""
 
+import pytest
 from videokr.reproduce import run_synthkr
 
 
+@pytest.mark.slow  # about 20 s alone on 2 cores: three tiny trainings and the filters
 def test_reproduce_tiny(tmp_path):
     rep = run_synthkr(tmp_path, 0, n_videos=40, sft_steps=2, grpo_steps=1, group=2, grpo_batch=2)
     paths = rep.write()

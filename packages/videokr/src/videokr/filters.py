@@ -407,7 +407,8 @@ class MinHashDedup:
     def __call__(self, records: Sequence[Record]) -> FilterReport:
         from datasketch import MinHashLSH
 
-        lsh = MinHashLSH(threshold=self.threshold, num_perm=self.num_perm)
+        # LSH at a lower threshold proposes candidates; the MinHash Jaccard estimate confirms them
+        lsh = MinHashLSH(threshold=max(0.3, self.threshold - 0.25), num_perm=self.num_perm)
         keys: dict[str, Any] = {}
         reasons = {}
         for r in records:
@@ -415,10 +416,9 @@ class MinHashDedup:
             vkey = video_hash(self.store.load(r["video_path"])) if self.store else r["video_path"]
             for other in lsh.query(mh):
                 ovkey, omh = keys[other]
-                if ovkey == vkey:
-                    reasons[r["id"]] = (
-                        f"near duplicate of {other!r} (MinHash Jaccard {mh.jaccard(omh):.2f})"
-                    )
+                jac = mh.jaccard(omh)
+                if ovkey == vkey and jac >= self.threshold:
+                    reasons[r["id"]] = f"near duplicate of {other!r} (MinHash Jaccard {jac:.2f})"
                     break
             if r["id"] not in reasons:
                 lsh.insert(r["id"], mh)

@@ -84,11 +84,11 @@ class EvalHarness:
 
     def evaluate(self, outputs: Mapping[str, str]) -> EvalResult:
         """``outputs``: record id -> model output; a missing output scores 0 (never skipped)."""
+        import torch
         from torchmetrics.aggregation import MeanMetric
 
-        overall, fmt = MeanMetric(), MeanMetric()
-        groups: dict[str, dict[str, Any]] = {g: {} for g in GROUPS}
-        per_item, skipped = {}, 0
+        per_item, fmt, skipped = {}, [], 0
+        groups: dict[str, dict[str, list[float]]] = {g: {} for g in GROUPS}
         for r in self.records:
             out = outputs.get(r["id"], "")
             score = self.judge(r, out)
@@ -96,20 +96,24 @@ class EvalHarness:
                 skipped += 1
                 continue
             per_item[r["id"]] = float(score)
-            overall.update(float(score))
-            fmt.update(format_reward(out))
+            fmt.append(format_reward(out))
             for g in GROUPS:
                 key = str(r.get(g) or "")
                 if key:
-                    groups[g].setdefault(key, MeanMetric()).update(float(score))
-        n = len(per_item)
+                    groups[g].setdefault(key, []).append(float(score))
+
+        def mean(values: list[float]) -> float:
+            if not values:
+                return float("nan")
+            metric = MeanMetric()
+            metric.update(torch.tensor(values, dtype=torch.float64))
+            return float(metric.compute())
+
         return EvalResult(
-            overall=float(overall.compute()) if n else float("nan"),
-            by={
-                g: {k: float(m.compute()) for k, m in sorted(v.items())} for g, v in groups.items()
-            },
-            format_rate=float(fmt.compute()) if n else float("nan"),
-            n_scored=n,
+            overall=mean(list(per_item.values())),
+            by={g: {k: mean(v) for k, v in sorted(d.items())} for g, d in groups.items()},
+            format_rate=mean(fmt),
+            n_scored=len(per_item),
             n_skipped=skipped,
             per_item=per_item,
         )

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class Skill(str, Enum):
+class Skill(StrEnum):
     """The three skills of VideoKR examples.
 
     >>> Skill("KnowVidR").description

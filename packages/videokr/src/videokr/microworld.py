@@ -216,7 +216,7 @@ def make_microworld(
         for item in splits["train"]:
             if item["video_path"] == src.path and item["id"] not in defects:
                 defects[item["id"]] = "overlap"
-    for split, items in splits.items():
+    for items in splits.values():
         _plant_text_defects(items, defects, rng, defect_rate)
     return MicroWorld(Manifest(videos), store, splits["train"], splits["eval"], defects)
 

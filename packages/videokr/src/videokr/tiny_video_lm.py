@@ -12,7 +12,7 @@ The stand-in for Qwen2.5-VL / Qwen3-VL at CPU scale (paper Sec. 4 trains those w
 >>> lm = TinyVideoLM(tok.get_vocab_size(), d_model=32, layers=1, heads=2)
 >>> ids = torch.tensor([tok.encode("question : which way does the object move ?").ids])
 >>> lm(torch.zeros(1, 1, 7, 16, 16), ids, torch.ones_like(ids)).shape[:2]
-torch.Size([1, 17])
+torch.Size([1, 9])
 """
 
 from __future__ import annotations
