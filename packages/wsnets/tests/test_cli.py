@@ -117,7 +117,7 @@ def test_every_config_names_a_known_model_and_importable_classes():
     import importlib
 
     import yaml
-    from wsnets.architectures import MODELS
+    from wsnets.architectures import INVARIANT_ONLY, MODELS
 
     files = sorted(CONFIGS.glob("*.yaml"))
     assert len(files) >= 30
@@ -128,4 +128,7 @@ def test_every_config_names_a_known_model_and_importable_classes():
             mod, _, cls = cfg[part]["class_path"].rpartition(".")
             assert hasattr(importlib.import_module(mod), cls), f
         seen.add(cfg["model"]["init_args"]["model"])
-    assert seen <= set(MODELS) and {"nft", "hnp", "gmn", "dws", "np_pe"} <= seen
+    assert (
+        seen <= set(MODELS + INVARIANT_ONLY)
+        and {"nft", "hnp", "gmn", "dws", "np_pe", "statnn"} <= seen
+    )
