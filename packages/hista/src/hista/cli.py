@@ -190,14 +190,13 @@ def real_advantages(
 
 
 class HistaCLI(PaperCLI):
-    """``PaperCLI`` whose errors stay on one line.
+    r"""``PaperCLI`` whose errors stay on one line.
 
     jsonargparse reports a bad ``--model.init_args.*`` value of a subclass-mode model as a
     multi-line union report; the line that names the cause (our ``ValueError``) is kept.
 
     Examples
     --------
-    >>> from hista.paper import PAPER
     >>> HistaCLI.one_line("Does not validate\nErrors:\n  - unknown loss type 'x'\n  - Expected None")
     "unknown loss type 'x'"
     """
