@@ -82,3 +82,46 @@ def test_cosine_alignment_and_anchor_update():
     assert float(cosine_alignment_loss(r, torch.tensor([[0.0, 1.0]]), g.anchor)) == 1.0
     with pytest.raises(ValueError, match="readout"):
         FaceGuidance(4, 2, readout="deep")
+
+
+def test_face_contrast_loss_closed_form():
+    import torch
+    from opl_vad.face_guidance import face_contrast_loss
+
+    g = torch.Generator().manual_seed(0)
+    D, k = 12, 2
+    Q, _ = torch.linalg.qr(torch.randn(D, k, generator=g, dtype=torch.float64))
+    x = torch.randn(3, 10, D, generator=g, dtype=torch.float64)
+    face = torch.zeros(3, 10)
+    face[0, :4] = 1
+    face[1, 5:] = 1  # video 2 has no face: skipped
+    x[1, 5:] += 4 * Q[:, 0]
+    loss = face_contrast_loss(x @ Q, x, face)
+    d = torch.stack([x[v][face[v] > 0.5].mean(0) - x[v][face[v] < 0.5].mean(0) for v in (0, 1)])
+    expected = 1 - (d @ Q).pow(2).sum() / d.pow(2).sum()
+    torch.testing.assert_close(loss, expected)
+    assert 0.0 <= float(loss) <= 1.0
+    # the whole space captures everything; no video with both kinds gives 0
+    eye = torch.eye(D, dtype=torch.float64)
+    torch.testing.assert_close(
+        face_contrast_loss(x @ eye, x, face), torch.tensor(0.0, dtype=x.dtype)
+    )
+    assert float(face_contrast_loss(x @ Q, x, torch.ones(3, 10))) == 0.0
+
+
+def test_video_grouped_folds_ignore_per_video_cues():
+    # features = a per-video scene vector only; face presence is mostly on or off per video.
+    # Snippet-level folds let the probe memorise videos; video-grouped folds do not.
+    rng = np.random.default_rng(0)
+    V, T = 60, 20
+    scene = rng.standard_normal((V, 16))
+    rate = rng.choice([0.1, 0.9], V)
+    face = (rng.random((V, T)) < rate[:, None]).astype(int).reshape(-1)
+    X = np.repeat(scene, T, axis=0) + 0.01 * rng.standard_normal((V * T, 16))
+    videos = np.repeat(np.arange(V), T)
+    loose = PrivacyAudit(folds=5).run(X, face)
+    grouped = PrivacyAudit(folds=5).run(X, face, groups=videos)
+    assert loose["face_probe_acc"] > loose["face_chance"] + 0.1
+    assert grouped["face_probe_acc"] < grouped["face_chance"] + 0.1
+    with pytest.raises(ValueError, match="groups has 3 entries"):
+        PrivacyAudit().run(X, face, groups=videos[:3])

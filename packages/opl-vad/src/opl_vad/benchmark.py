@@ -4,7 +4,9 @@ Methods (same head, same features, same seeds):
 
 - ``none``: no projection; ``OPL``: :class:`~opl_vad.projection.OrthogonalProjection` trained
   by the VAD loss only; ``G-OPL``: :class:`~opl_vad.projection.GuidedOrthogonalProjection`
-  with the weak face-presence signal;
+  with the weak face-presence signal (the paper's two face losses, as reconstructed);
+  ``G-OPL+C``: the same plus our within-video face-contrast term
+  (:func:`~opl_vad.face_guidance.face_contrast_loss`, weight ``contrast_weight``);
 - ``LEACE`` and ``INLP``: face erasure fitted once with the true face labels on the training
   snippets (:mod:`opl_vad.erasure`), then the head is trained on the erased features.
 
@@ -27,7 +29,7 @@ from .vad_module import VADModule
 
 __all__ = ["METHODS", "run_method"]
 
-METHODS = ["none", "OPL", "G-OPL", "LEACE", "INLP"]
+METHODS = ["none", "OPL", "G-OPL", "G-OPL+C", "LEACE", "INLP"]
 
 
 def _trainer(epochs: int):
@@ -48,10 +50,14 @@ def run_method(
     rank_face: int = 4,
     face_weight: float = 1.0,
     cos_weight: float = 0.1,
+    contrast_weight: float = 5.0,
     projection_lr: float | None = None,
     seed: int = 0,
 ) -> dict:
-    """Train and evaluate one (method, head) on ``data`` (set up); returns a result row."""
+    """Train and evaluate one (method, head) on ``data`` (set up); returns a result row.
+
+    ``contrast_weight`` applies to ``G-OPL+C`` only (``G-OPL`` trains without the term).
+    """
     import lightning.pytorch as pl
 
     if method not in METHODS:
@@ -69,10 +75,12 @@ def run_method(
         data.train_data.features = eraser(data.train_data.features)
         data.test_data.features = eraser(data.test_data.features)
         test = data.test_data
-    projection = {"OPL": "opl", "G-OPL": "gopl"}.get(method, "none")
+    projection = {"OPL": "opl", "G-OPL": "gopl", "G-OPL+C": "gopl"}.get(method, "none")
+    contrast_weight = contrast_weight if method == "G-OPL+C" else 0.0
     pl.seed_everything(seed, verbose=False)
     module = VADModule(D, head=head, projection=projection, rank_task=rank_task,
                        rank_face=rank_face, face_weight=face_weight, cos_weight=cos_weight,
+                       contrast_weight=contrast_weight,
                        projection_lr=projection_lr, seed=seed)  # fmt: skip
     trainer = _trainer(epochs)
     with warnings.catch_warnings():
@@ -92,9 +100,10 @@ def run_method(
         removed = module.projection.bases()[1].detach().numpy()
     else:
         removed = module.projection.basis().detach().numpy()
-    T = test.features.shape[1]
+    V, T = test.features.shape[:2]
     audit = PrivacyAudit(max_samples=2000, seed=seed).run(
-        kept, test.face.reshape(-1), np.repeat(test.identity, T), test.face_basis, removed
-    )
+        kept, test.face.reshape(-1), np.repeat(test.identity, T), test.face_basis, removed,
+        groups=np.repeat(np.arange(V), T),
+    )  # fmt: skip
     return {"method": method, "head": head, "seed": seed, "auc": metrics["test/auc"],
             "ap": metrics["test/ap"], "seconds": seconds, **audit}  # fmt: skip

@@ -66,7 +66,8 @@ def audit(features: Path, face: Path, identity: Path | None = None,
     """Privacy audit of snippet features: face / identity linear probes, MI, subspace angle.
 
     Args:
-        features: ``.npy`` of ``(N, D)`` snippet features (or ``(V, T, D)``, flattened).
+        features: ``.npy`` of ``(N, D)`` snippet features, or ``(V, T, D)``: then the probes'
+            folds are grouped by video (no video in both the fitting and the scoring folds).
         face: ``.npy`` of face presence per snippet (0/1), ``N`` values.
         identity: Optional ``.npy`` of identities per snippet (or per video, repeated).
         face_basis: Optional ``.npy`` ``(D, k)`` planted face basis.
@@ -84,6 +85,7 @@ def audit(features: Path, face: Path, identity: Path | None = None,
         return np.load(p)
 
     X = load(features)
+    groups = np.repeat(np.arange(X.shape[0]), X.shape[1]) if X.ndim == 3 else None
     X = X.reshape(-1, X.shape[-1])
     f = load(face).reshape(-1)
     if len(f) != len(X):
@@ -99,7 +101,8 @@ def audit(features: Path, face: Path, identity: Path | None = None,
             ids = np.repeat(ids, len(X) // len(ids))
     fb = None if face_basis is None else load(face_basis)
     rb = None if removed_basis is None else load(removed_basis)
-    for k, v in PrivacyAudit(folds=folds, seed=seed).run(X, f, ids, fb, rb).items():
+    result = PrivacyAudit(folds=folds, seed=seed).run(X, f, ids, fb, rb, groups=groups)
+    for k, v in result.items():
         print(f"{k}: {v:.4f}")
 
 

@@ -11,6 +11,13 @@ public; both weights are configurable):
 - :func:`cosine_alignment_loss`: over face-present snippets, ``1 - cos(Q_f Q_f^T x_t, u)``
   with ``u`` an exponential moving average of the mean removed face component: the face
   component is captured consistently
+- :func:`face_contrast_loss` (our addition, weight ``contrast_weight``, 0 = the paper's two
+  terms only): ``1 - sum_v |Q_f^T d_v|^2 / sum_v |d_v|^2`` with ``d_v`` the difference of the
+  mean features of face-present and face-absent snippets *within* video ``v``. A readout
+  saturates once one face direction predicts presence, so the face block stops short of the
+  identity directions; this term keeps pulling until ``span(Q_face)`` holds all of the
+  within-video face contrast. Per-video scene nuisance cancels in ``d_v``; only face presence
+  is used, no identity labels
 - :class:`FaceGuidance`: the readout (linear ``(v, c)`` or a small MLP) and the anchor ``u``
 """
 
@@ -20,7 +27,13 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-__all__ = ["FaceGuidance", "check_face_signal", "cosine_alignment_loss", "face_presence_loss"]
+__all__ = [
+    "FaceGuidance",
+    "check_face_signal",
+    "cosine_alignment_loss",
+    "face_contrast_loss",
+    "face_presence_loss",
+]
 
 
 def check_face_signal(face: torch.Tensor, shape: tuple[int, ...]) -> None:
@@ -48,6 +61,33 @@ def cosine_alignment_loss(
     if not bool(keep.any()) or float(anchor.norm()) == 0.0:
         return r.sum() * 0.0
     return (1.0 - F.cosine_similarity(r[keep], anchor[None, :], dim=-1)).mean()
+
+
+def face_contrast_loss(
+    face_coeffs: torch.Tensor, x: torch.Tensor, face: torch.Tensor, threshold: float = 0.5
+) -> torch.Tensor:
+    """Share of the within-video face contrast *not* captured by the face block, in ``[0, 1]``.
+
+    ``face_coeffs`` ``(B, T, k_f)`` are ``Q_f^T x`` of the features ``x`` ``(B, T, D)``;
+    ``face`` ``(B, T)``. Videos without both face-present and face-absent snippets are
+    skipped (0 if none qualifies). With orthonormal ``Q_f`` the captured share is
+    ``sum_v |Q_f^T d_v|^2 / sum_v |d_v|^2`` (module docstring).
+    """
+    on = (face > threshold).to(x.dtype)  # (B, T)
+    n_on, n_off = on.sum(1), (1 - on).sum(1)
+    valid = (n_on > 0) & (n_off > 0)
+    if not bool(valid.any()):
+        return face_coeffs.sum() * 0.0
+
+    def contrast(v: torch.Tensor) -> torch.Tensor:  # (B, T, k) -> (B, k)
+        mean_on = (on[..., None] * v).sum(1) / n_on.clamp(min=1)[:, None]
+        mean_off = ((1 - on)[..., None] * v).sum(1) / n_off.clamp(min=1)[:, None]
+        return (mean_on - mean_off)[valid]
+
+    total = contrast(x).pow(2).sum()
+    if float(total) == 0.0:
+        return face_coeffs.sum() * 0.0
+    return 1.0 - contrast(face_coeffs).pow(2).sum() / total
 
 
 class _WithSquares(nn.Module):

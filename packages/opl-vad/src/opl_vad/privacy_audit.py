@@ -5,7 +5,10 @@ attributes next to the detection metrics. :class:`PrivacyAudit` runs on snippet 
 (those the anomaly head consumes) and reports:
 
 - ``face_probe_acc``: k-fold accuracy of a linear SVM (scikit-learn ``LinearSVC``) predicting
-  face presence, with ``face_chance`` (the majority rate) next to it;
+  face presence, with ``face_chance`` (the majority rate) next to it. Given ``groups`` (the
+  video of each snippet) the folds are grouped by video (``StratifiedGroupKFold``): snippets
+  of one video share its scene and its face-presence rate, so a probe scored on snippets of
+  videos it was fitted on can read face presence from per-video cues alone;
 - ``identity_probe_acc``: the same for the person's identity on face-present snippets, with
   ``identity_chance``;
 - ``face_mi``: the largest per-feature mutual information with face presence (nats,
@@ -73,8 +76,10 @@ class PrivacyAudit:
     max_samples: int = 4000
     seed: int = 0
 
-    def _probe(self, X: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-        from sklearn.model_selection import StratifiedKFold, cross_val_score
+    def _probe(
+        self, X: np.ndarray, y: np.ndarray, groups: np.ndarray | None = None
+    ) -> tuple[float, float]:
+        from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, cross_val_score
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import StandardScaler
         from sklearn.svm import LinearSVC
@@ -83,14 +88,22 @@ class PrivacyAudit:
         if len(y) > self.max_samples:
             keep = rng.choice(len(y), self.max_samples, replace=False)
             X, y = X[keep], y[keep]
+            groups = None if groups is None else groups[keep]
         counts = np.bincount(y)
         chance = float(counts.max() / counts.sum())
         folds = int(min(self.folds, counts[counts > 0].min()))
         if len(np.unique(y)) < 2 or folds < 2:
             return float("nan"), chance
         probe = make_pipeline(StandardScaler(), LinearSVC(C=1.0, max_iter=5000))
-        cv = StratifiedKFold(folds, shuffle=True, random_state=self.seed)
-        return float(cross_val_score(probe, X, y, cv=cv).mean()), chance
+        if groups is None:
+            cv = StratifiedKFold(folds, shuffle=True, random_state=self.seed)
+        else:
+            folds = min(folds, len(np.unique(groups)))
+            if folds < 2:
+                return float("nan"), chance
+            cv = StratifiedGroupKFold(folds, shuffle=True, random_state=self.seed)
+        scores = cross_val_score(probe, X, y, cv=cv, groups=groups)
+        return float(scores.mean()), chance
 
     def run(
         self,
@@ -99,8 +112,13 @@ class PrivacyAudit:
         identity: np.ndarray | None = None,
         planted_face_basis: np.ndarray | None = None,
         removed_basis: np.ndarray | None = None,
+        groups: np.ndarray | None = None,
     ) -> dict[str, float]:
-        """Audit ``features`` ``(N, D)`` against face presence ``(N,)`` (and identity ``(N,)``)."""
+        """Audit ``features`` ``(N, D)`` against face presence ``(N,)`` (and identity ``(N,)``).
+
+        ``groups`` ``(N,)``: the video of each snippet; the probes' folds then keep every
+        video's snippets together.
+        """
         from sklearn.feature_selection import mutual_info_classif
 
         X = np.asarray(features, dtype=np.float64)
@@ -110,12 +128,16 @@ class PrivacyAudit:
         if not np.isfinite(X).all():
             raise ValueError("features contain NaN or inf")
         out: dict[str, float] = {}
-        out["face_probe_acc"], out["face_chance"] = self._probe(X, face)
+        if groups is not None:
+            groups = np.asarray(groups).reshape(-1)
+            if len(groups) != len(face):
+                raise ValueError(f"groups has {len(groups)} entries, expected {len(face)}")
+        out["face_probe_acc"], out["face_chance"] = self._probe(X, face, groups)
         if identity is not None:
             identity = np.asarray(identity).astype(np.int64).reshape(-1)
             present = face == 1
             out["identity_probe_acc"], out["identity_chance"] = self._probe(
-                X[present], identity[present]
+                X[present], identity[present], None if groups is None else groups[present]
             )
         rng = np.random.default_rng(self.seed)
         sub = rng.choice(len(X), min(len(X), 2000), replace=False)

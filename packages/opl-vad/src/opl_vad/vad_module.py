@@ -1,8 +1,9 @@
 """The Lightning module: a projection layer (none / OPL / G-OPL) in front of a VAD head.
 
 Paper: Wang et al., ICML 2026. Training loss
-``L = L_VAD(z) + face_weight * L_face + cos_weight * L_cos`` (the last two for G-OPL only,
-:mod:`opl_vad.face_guidance`), Adam with weight decay (RTFM: lr 1e-3, 5e-4). Validation and
+``L = L_VAD(z) + face_weight * L_face + cos_weight * L_cos + contrast_weight * L_contrast``
+(the last three for G-OPL only, :mod:`opl_vad.face_guidance`; ``L_contrast`` is our addition,
+off by default), Adam with weight decay (RTFM: lr 1e-3, 5e-4). Validation and
 test report frame-level AUC and AP (torchmetrics ``BinaryAUROC`` / ``BinaryAveragePrecision``)
 with the snippet-to-frame expansion of :mod:`opl_vad.frame_protocol`.
 """
@@ -15,7 +16,7 @@ import lightning.pytorch as pl
 import torch
 from torchmetrics.classification import BinaryAUROC, BinaryAveragePrecision
 
-from .face_guidance import FaceGuidance, check_face_signal
+from .face_guidance import FaceGuidance, check_face_signal, face_contrast_loss
 from .frame_protocol import FRAMES_PER_SNIPPET
 from .mil import MILHead
 from .projection import GuidedOrthogonalProjection, OrthogonalProjection
@@ -39,6 +40,9 @@ class VADModule(pl.LightningModule):
         Removed-subspace dimensions (OPL uses ``rank_task``).
     face_weight, cos_weight:
         G-OPL's loss weights ``lambda_f``, ``lambda_c``.
+    contrast_weight:
+        Weight of :func:`~opl_vad.face_guidance.face_contrast_loss` (G-OPL only; 0 = the
+        paper's losses as reconstructed here).
     face_readout:
         Readout of the face-presence loss (:class:`~opl_vad.face_guidance.FaceGuidance`).
     lr, weight_decay:
@@ -66,6 +70,7 @@ class VADModule(pl.LightningModule):
         rank_face: int = 8,
         face_weight: float = 1.0,
         cos_weight: float = 0.1,
+        contrast_weight: float = 0.0,
         face_readout: Literal["linear", "mlp"] = "mlp",
         lr: float = 1e-3,
         weight_decay: float = 5e-4,
@@ -112,7 +117,12 @@ class VADModule(pl.LightningModule):
             check_face_signal(face, tuple(x.shape[:2]))
             l_face, l_cos = self.guidance(out.face_coeffs, out.face_removed, face)
             loss = loss + self.hparams.face_weight * l_face + self.hparams.cos_weight * l_cos
-            self.log_dict({"train/face_loss": l_face, "train/cos_loss": l_cos})
+            logs = {"train/face_loss": l_face, "train/cos_loss": l_cos}
+            if self.hparams.contrast_weight:
+                l_con = face_contrast_loss(out.face_coeffs, x, face)
+                loss = loss + self.hparams.contrast_weight * l_con
+                logs["train/contrast_loss"] = l_con
+            self.log_dict(logs)
         self.log("train/loss", loss)
         return loss
 
