@@ -75,7 +75,10 @@ class _RoundSTE(torch.autograd.Function):
     def forward(ctx, z, qmin: float, qmax: float, clipped: bool):
         q = torch.clamp(torch.round(z), qmin, qmax)
         if clipped:
-            ctx.save_for_backward((z >= qmin - 0.5) & (z <= qmax + 0.5))
+            # the band's edges get a little slack: under the torchao rule a group's extreme
+            # lands on qmax + 0.5 up to rounding of x * (1/s) and must keep its gradient
+            band = 0.5 + 1e-5
+            ctx.save_for_backward((z >= qmin - band) & (z <= qmax + band))
         ctx.clipped = clipped
         return q
 
@@ -123,7 +126,10 @@ def fake_quantize(
     shape = x.shape
     g = x.reshape(*shape[:-1], features // group_size, group_size)
     scale = (g.detach().abs().amax(dim=-1, keepdim=True) / denom).clamp_min(eps)
-    q = _RoundSTE.apply(g / scale, float(qmin), float(qmax), ste == "clipped")
+    # torchao rounds x * (1/s); matching it bit for bit matters at half-way points such as a
+    # group's negative extreme, -(2^b - 1)/2 steps under the torchao rule
+    z = g * (1.0 / scale) if scale_rule == "torchao" else g / scale
+    q = _RoundSTE.apply(z, float(qmin), float(qmax), ste == "clipped")
     return (q * scale).reshape(shape)
 
 

@@ -13,7 +13,9 @@ anchor), then reports:
 * leave-one-(N, D)-cell-out error of the unified law next to the N-only prior law;
 * the Chinchilla fit of the FP loss (where identifiable);
 * input statistics of every linear layer of the FP models (kurtosis, max/RMS, 4-bit error);
-* a figure of delta against N, D and G with the fitted law.
+* a figure of delta against N, D and G with the fitted law;
+* the torchao anchor (``bench`` extra): our W4A4 / W8A8 fake quantisers against torchao's
+  ``FakeQuantizedLinear`` at the same convention (:mod:`qat_scaling.torchao_parity`).
 """
 
 from __future__ import annotations
@@ -65,6 +67,12 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
         report.add_table(chin)
     report.add_table(_outlier_table(records, seed))
     _plot(report, w4a4, fits.get("W4A4"), spec)
+    parity = _torchao_table(spec, seed)
+    if parity is None:
+        report.note("torchao cross-check skipped: torchao is not installed "
+                    "(pip install 'qat-scaling[bench]').")  # fmt: skip
+    else:
+        report.add_table(parity)
     _summary(report, records, errors, fits, seed)
     report.note(
         f"Wall time {time.perf_counter() - wall_start:.0f} s, CPU time "
@@ -72,6 +80,45 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
         f"{'see ' + runs_path.name})."
     )
     return report
+
+
+def _torchao_table(spec: GridSpec, seed: int) -> Table | None:
+    """Our fake quantisers vs torchao's on Gaussian and heavy-tailed (Student t, 3 dof) inputs."""
+    import torch
+
+    from .quant_linear import QuantLinear
+    from .torchao_parity import compare, torchao_available
+
+    if not torchao_available():
+        return None
+    table = Table(
+        "Anchor: our fake quantisers vs torchao's FakeQuantizedLinear (scale_rule='torchao')",
+        ["bits", "G", "input", "weight mismatched", "input mismatched", "output max |diff|"],
+        notes=(
+            "A 256 x 256 layer (Kaiming-uniform weights) on 512 input rows; mismatched = "
+            "entries whose quantised value differs from torchao's (IntxFakeQuantizer, symmetric "
+            "per-group weights and per-token per-group activations). Same convention: "
+            "s = absmax / ((2^b - 1)/2), integers in [-2^(b-1), 2^(b-1) - 1]."
+        ),
+    )  # fmt: skip
+    groups = sorted({g for scheme, g in spec.runs if scheme == "W4A4" and g})
+    torch.manual_seed(seed)
+    inputs = {
+        "Gaussian": torch.randn(512, 256),
+        "Student t (3)": torch.distributions.StudentT(3.0).sample((512, 256)),
+    }
+    for bits in (4, 8):
+        for G in groups:
+            layer = QuantLinear(256, 256, w_bits=bits, a_bits=bits, group_size=G,
+                                scale_rule="torchao")  # fmt: skip
+            for name, x in inputs.items():
+                r = compare(layer, x)
+                table.add_row(**{
+                    "bits": f"W{bits}A{bits}", "G": G, "input": name,
+                    "weight mismatched": r["weight"], "input mismatched": r["input"],
+                    "output max |diff|": r["output_max_abs_diff"],
+                })  # fmt: skip
+    return table
 
 
 def _corpus_line(spec: GridSpec) -> str:
