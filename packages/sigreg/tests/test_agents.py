@@ -109,6 +109,7 @@ def test_aggregate_iqm_and_probability_of_improvement_on_a_tiny_score_matrix(mon
         aggregate_interval({"a": np.ones(3)})
 
 
+@pytest.mark.slow  # importing rliable alone costs seconds of CPU; the numpy path is tested above
 def test_rliable_agrees_with_the_numpy_definitions():
     pytest.importorskip("rliable")
     from rliable import metrics as rlm

@@ -20,6 +20,7 @@ def test_drift_table_matches_closed_form_and_ranks_isotropy_first(tmp_path):
     assert table.rows[-1]["ratio vs isotropic"] >= 1.0
 
 
+@pytest.mark.slow  # lightly is slow to import; test_sigreg_loss checks the agreement by default
 def test_lightly_anchor_agrees(tmp_path):
     pytest.importorskip("lightly")
     report = Report("sigreg", tmp_path)

@@ -10,6 +10,9 @@ their backward; the features themselves are already computed by the forward pass
 * interleaved timing of the same update with and without the regulariser over repeats;
   the overhead ratio ``t_with / t_without - 1`` per repeat, its median and spread
   -> :func:`measure_overhead`
+* one PQN rollout (the part of an iteration SIGReg does not touch) and the overhead of
+  a whole iteration (rollout + its updates) -> :func:`measure_rollout`,
+  :func:`iteration_overhead`
 * the plain-autograd form of the statistic (full symmetric grid, separate ``cos`` and
   ``sin``, autograd backward) as the unfused reference -> :func:`reference_sigreg`
 """
@@ -121,6 +124,49 @@ def measure_overhead(
         out[f"wall_ratio_{k}"] = (np.array(walls[k]) / np.array(walls["base"]) - 1.0).tolist()
     out.update(encoder=encoder, hidden=hidden, batch=batch, repeats=repeats, steps=steps)
     return out
+
+
+def measure_rollout(
+    env_id: str = "CartPole-v1",
+    *,
+    num_envs: int = 8,
+    num_steps: int = 32,
+    hidden: int = 128,
+    repeats: int = 5,
+    seed: int = 0,
+) -> float:
+    """Median CPU time (s) of one PQN rollout (``num_envs x num_steps`` env steps).
+
+    The rollout (epsilon-greedy acting, environment steps, bootstrap values) is the part
+    of a PQN iteration that SIGReg does not touch; with the per-update times of
+    :func:`measure_overhead` it gives the overhead of a whole training iteration:
+    :func:`iteration_overhead`.
+
+    >>> measure_rollout(num_envs=2, num_steps=2, hidden=8, repeats=1) > 0
+    True
+    """
+    from sigreg.pqn_agent import PQNModule
+
+    agent = PQNModule(env_id, num_envs=num_envs, num_steps=num_steps, hidden=hidden, seed=seed)
+    agent.collect()  # warm-up (environment reset)
+    times = []
+    for _ in range(repeats):
+        c0 = time.thread_time()
+        agent.collect()
+        times.append(time.thread_time() - c0)
+    agent.env.close()
+    return float(np.median(times))
+
+
+def iteration_overhead(rollout_s: float, base_s: float, with_s: float, updates: int) -> float:
+    """Overhead (%) of SIGReg on a whole PQN iteration: one rollout + ``updates`` updates.
+
+    ``100 * updates (t_with - t_without) / (t_rollout + updates t_without)``.
+
+    >>> iteration_overhead(1.0, 0.1, 0.2, 10)
+    50.0
+    """
+    return 100.0 * updates * (with_s - base_s) / (rollout_s + updates * base_s)
 
 
 def summarise(ratios) -> tuple[float, float, float]:
