@@ -102,6 +102,7 @@ class POETLinear(nn.Module):
         self.register_buffer("w_scale", torch.empty(0), persistent=True)
         self.register_buffer("w_zero", torch.empty(0), persistent=True)
         self.n_merges = 0
+        self.export_as = "linear"  # "conv1d" when converted from transformers' Conv1D
         self._set_base(w, self._draw(n), self._draw(m))
 
     # ------------------------------------------------------------------ state
@@ -221,8 +222,24 @@ class POETLinear(nn.Module):
         """Singular values of W_eff (equal to those of W0 up to the Cayley map's error)."""
         return torch.linalg.svdvals(self.effective_weight())
 
-    def to_linear(self) -> nn.Linear:
-        """A plain ``nn.Linear`` holding W_eff (and the bias): the export for inference."""
+    def to_linear(self) -> nn.Module:
+        """A plain ``nn.Linear`` holding W_eff (and the bias): the export for inference.
+
+        A layer converted from ``transformers``' ``Conv1D`` (``export_as == "conv1d"``) is
+        exported as a ``Conv1D`` holding W_eff^T, the layout of the model it came from.
+        """
+        if self.export_as == "conv1d":
+            from transformers.pytorch_utils import Conv1D
+
+            conv = Conv1D(self.out_features, self.in_features)
+            conv = conv.to(dtype=self.q_in.dtype, device=self.q_in.device)
+            with torch.no_grad():
+                conv.weight.copy_(self.effective_weight().t())
+                if self.bias is not None:
+                    conv.bias.copy_(self.bias)
+                else:
+                    conv.bias.zero_()
+            return conv
         lin = nn.Linear(
             self.in_features, self.out_features, bias=self.bias is not None,
             dtype=self.q_in.dtype, device=self.q_in.device,

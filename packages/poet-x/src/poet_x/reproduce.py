@@ -12,7 +12,8 @@ accounted memory (weights + grads + state + saved activations), tokens/s, valida
 at equal tokens and at equal wall-clock (the last evaluation within the median method's
 training time),
 max relative singular-value drift of the hidden matrices and the rotations' orthogonality
-error; plus the loss curves and sigma_max of one matrix over training.
+error (the torchmetrics :class:`~poet_x.spectral_metrics.SpectralDrift` and
+:class:`~poet_x.spectral_metrics.OrthogonalityError`); plus the loss curves and sigma_max of one matrix over training.
 
 Each method runs in its own fresh process (``ISOLATE``), so its measured peak RSS
 (``ru_maxrss``; CUDA max allocated on a GPU) is its own, next to the exact byte account.
@@ -45,6 +46,7 @@ from .memory_accounting import (
 )
 from .model_surgery import poet_layers
 from .poet_linear import POETLinear
+from .spectral_metrics import OrthogonalityError, SpectralDrift
 from .text_data import TextDataModule
 
 
@@ -137,7 +139,7 @@ def _train(name: str, spec: dict, s: Setting, dm: TextDataModule, seed: int) -> 
     curve, sigma = [], []
     probe = "model.layers.0.mlp.down_proj"
     batches = iter(dm.train_dataloader())
-    seconds, orth = 0.0, 0.0
+    seconds, orth = 0.0, OrthogonalityError()
     for step in range(1, s.steps + 1):
         try:
             batch = next(batches)
@@ -148,7 +150,7 @@ def _train(name: str, spec: dict, s: Setting, dm: TextDataModule, seed: int) -> 
         module.optimizer_step_on(batch, opts)
         if spec["optimizer"] == "poet" and step % s.merge_interval == 0:
             seconds += time.perf_counter() - t0
-            orth = max([orth, *(m.orthogonality_error() for m in poet_layers(module.model))])
+            orth.update(module.model)  # before each merge (Q is reset by it)
             t0 = time.perf_counter()
             module.merge(opts)
         seconds += time.perf_counter() - t0
@@ -157,8 +159,12 @@ def _train(name: str, spec: dict, s: Setting, dm: TextDataModule, seed: int) -> 
             w = _hidden_weights(module)[probe]
             sigma.append((step, float(torch.linalg.svdvals(w.double())[0])))
     s1 = _svals(_hidden_weights(module))
-    drift = max(float(((s1[k] - s0[k]).abs() / s0[k].abs().max()).max()) for k in s0)
+    drift = SpectralDrift()
+    for k in s0:
+        drift.update(s0[k], s1[k])
     layers = poet_layers(module.model)
+    if layers:
+        orth.update(module.model)
     weights, grads = model_state_bytes(module)
     state = optimizer_state_bytes(opts)
     trainable = sum(p.numel() for p in module.parameters() if p.requires_grad)
@@ -172,10 +178,8 @@ def _train(name: str, spec: dict, s: Setting, dm: TextDataModule, seed: int) -> 
         "tokens/s": tokens / seconds,
         "val loss": curve[-1][1],
         "val loss @ equal time": float("nan"),
-        "max rel sigma drift": drift,
-        "orth error": max([orth, *(m.orthogonality_error() for m in layers)])
-        if layers
-        else float("nan"),
+        "max rel sigma drift": float(drift.compute()),
+        "orth error": float(orth.compute()) if layers else float("nan"),
         "_curve": curve,
         "_sigma": sigma,
     }
