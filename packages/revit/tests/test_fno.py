@@ -6,13 +6,13 @@ from icml26_shared.contract import check_contract
 from revit_equivariant import emulator, fno, reproduce
 from revit_equivariant.emulator import EmulatorModule
 from revit_equivariant.fno import FNO2d, NeuralOperatorFNO2d
-from revit_equivariant.pde_data import SyntheticPDEDataModule
+from revit_equivariant.pde_data import PDEDataModule
 
 SMALL = {"width": 4, "modes": 4}
 
 
 def _data():
-    return SyntheticPDEDataModule(
+    return PDEDataModule(
         "kolmogorov", n_train=2, n_val=1, n_test=1, n_frames=3, grid=16, batch_size=2
     )
 

@@ -5,13 +5,13 @@ import torch
 from icml26_shared.contract import check_contract
 from revit_equivariant.emulator import VRMSE, EmulatorModule
 from revit_equivariant.group import equivariance_error
-from revit_equivariant.pde_data import PairDataset, SyntheticPDEDataModule, problem_spec
+from revit_equivariant.pde_data import PairDataset, PDEDataModule, problem_spec
 
 SMALL = {"window": 2, "embed_dim": 8, "heads": 2, "depths": (1, 1, 1), "width": 4, "modes": 4}
 
 
 def _data(**kw):
-    return SyntheticPDEDataModule(
+    return PDEDataModule(
         "kolmogorov", n_train=2, n_val=1, n_test=1, n_frames=3, grid=16, batch_size=2, **kw
     )
 

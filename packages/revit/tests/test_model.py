@@ -46,12 +46,13 @@ def test_scalar_only_with_gradient_frame_is_equivariant():
     assert equivariance_error(net, x, spec, "c4", net.out_spec) < 1e-5
 
 
-def test_equivariance_survives_training_steps():
-    spec, state = SPECS_2D["two-vector"]
+@pytest.mark.parametrize("fields", list(SPECS_2D))
+def test_equivariance_survives_training_steps(fields):
+    spec, state = SPECS_2D[fields]
     torch.manual_seed(0)
     net = ReViT2d(spec, state, **SMALL)
     opt = torch.optim.Adam(net.parameters(), lr=1e-2)
-    x, y = torch.randn(4, 4, 16, 16), torch.randn(4, 2, 16, 16)
+    x, y = torch.randn(4, spec.n_channels, 16, 16), torch.randn(4, len(state), 16, 16)
     for _ in range(3):
         opt.zero_grad()
         (net(x) - y).pow(2).mean().backward()

@@ -18,3 +18,15 @@ def test_quick_reproduce_shows_exact_equivariance(tmp_path):
     assert (tmp_path / "results.json").is_file() and (
         tmp_path / "kolmogorov_comparison.png"
     ).is_file()
+
+
+def test_activation_memory_counts_saved_tensors_once():
+    import torch
+    from revit_equivariant.reproduce import activation_memory_mb
+
+    lin = torch.nn.Linear(256, 256)
+    x = torch.randn(1024, 256, requires_grad=False)
+    # Linear saves its input (1 MiB in float32); tanh saves its output (1 MiB); weights excluded
+    mb = activation_memory_mb(lin, lambda: torch.tanh(lin(x)).sum())
+    assert mb == 2.0
+    assert lin.weight.grad is not None

@@ -1,7 +1,7 @@
 """Command line of revit-equivariant: ``revit --help``.
 
 ``fit/validate/test/predict`` (LightningCLI over :class:`EmulatorModule` and
-:class:`SyntheticPDEDataModule`), ``reproduce``, and the package commands ``simulate``
+:class:`PDEDataModule`: synthetic problems, or local real-data files with ``--data.path``), ``reproduce``, and the package commands ``simulate``
 (write trajectories to ``.pt``), ``equivariance`` (group error of a checkpoint or of a
 fresh model, C4 or all 24 elements of O) and ``rollout`` (autoregressive error of a
 checkpoint on fresh data).
@@ -78,9 +78,9 @@ def equivariance(
     """Equivariance error of a checkpoint (C4) or of a fresh ReViT2d / ReViT3d (C4 or O).
 
     Args:
-        checkpoint: Lightning checkpoint written by ``revit fit`` (2D, group c4); default: a
-            fresh randomly initialised model.
-        group: ``c4`` (2D) or ``o`` (3D, all 24 rotations; fresh model only).
+        checkpoint: Lightning checkpoint written by ``revit fit`` (2D: group c4, 3D: group o);
+            default: a fresh randomly initialised model.
+        group: ``c4`` (2D) or ``o`` (3D, all 24 rotations).
         grid: Grid side of the random test field.
         batch: Batch size of the random test field.
         equivariant: Fresh model only: False measures the Swin baseline backbone.
@@ -100,11 +100,13 @@ def equivariance(
     if angle is not None and not math.isfinite(angle):
         raise UsageError(f"--angle must be a finite number of degrees, got {angle}")
     if checkpoint is not None:
-        if group != "c4":
-            raise UsageError("a checkpoint is a 2D model; use --group c4")
         module = _load(checkpoint)
         net, spec, out_spec = module, module.ps.spec, module.out_spec
-        x = torch.randn(batch, spec.n_channels, grid, grid)
+        if group != module.equiv_group:
+            raise UsageError(
+                f"this checkpoint is a {spec.dim}D model; use --group {module.equiv_group}"
+            )
+        x = torch.randn(batch, spec.n_channels, *(grid,) * spec.dim)
     elif group == "c4":
         spec = problem_spec("kolmogorov").spec
         net = ReViT2d(spec, (0, 1), equivariant=equivariant)
@@ -136,12 +138,18 @@ def rollout(checkpoint: Path, steps: int = 10, n_traj: int = 4, seed: int = 123)
         n_traj: Number of fresh test trajectories.
         seed: Seed of the trajectories.
     """
+    from revit_equivariant.pde_data import SYNTHETIC
     from revit_equivariant.pde_data import simulate as run
     from revit_equivariant.reproduce import rollout_mse
 
     if steps < 1:
         raise UsageError(f"steps must be >= 1, got {steps}")
     module = _load(checkpoint)
+    if module.hparams.problem not in SYNTHETIC:
+        raise UsageError(
+            f"rollout simulates fresh test data, which exists for {', '.join(SYNTHETIC)}; this "
+            f"checkpoint was trained on {module.hparams.problem} (use revit test on its files)"
+        )
     traj = run(module.hparams.problem, n_traj, steps + 1, seed)
     for i, err in enumerate(rollout_mse(module, traj, steps), 1):
         print(f"step {i}: MSE {err:.4e}")
@@ -150,12 +158,12 @@ def rollout(checkpoint: Path, steps: int = 10, n_traj: int = 4, seed: int = 123)
 def build_cli() -> PaperCLI:
     """The package's CLI."""
     from revit_equivariant.emulator import EmulatorModule
-    from revit_equivariant.pde_data import SyntheticPDEDataModule
+    from revit_equivariant.pde_data import PDEDataModule
 
     return PaperCLI(
         PAPER,
         model_class=EmulatorModule,
-        datamodule_class=SyntheticPDEDataModule,
+        datamodule_class=PDEDataModule,
         commands={"simulate": simulate, "equivariance": equivariance, "rollout": rollout},
     )
 

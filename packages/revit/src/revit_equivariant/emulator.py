@@ -24,7 +24,7 @@ from torchmetrics import MeanSquaredError, Metric
 from .fno import FNO2d, NeuralOperatorFNO2d, neuraloperator_version
 from .group import equivariance_error
 from .pde_data import Problem, problem_spec
-from .transformer import ReViT2d, _sub_spec
+from .transformer import ReViT2d, ReViT3d, _sub_spec
 from .unet import UNet2d
 
 Backbone = Literal["revit", "swin", "unet", "fno", "fno-own", "reference"]
@@ -94,8 +94,25 @@ def build_backbone(
     modes: int = 8,
     img_size: int = 32,
 ) -> torch.nn.Module:
-    """Build one of the emulator backbones for a problem's field spec."""
+    """Build one of the emulator backbones for a problem's field spec (3D: revit / swin only)."""
     ps = problem_spec(problem)
+    if ps.spec.dim == 3:
+        if backbone not in ("revit", "swin"):
+            raise ValueError(
+                f"backbone {backbone!r} is 2D only; the 3D problem {problem} takes revit or swin"
+            )
+        return ReViT3d(
+            ps.spec,
+            ps.state,
+            patch=patch,
+            window=window,
+            embed_dim=embed_dim,
+            heads=heads,
+            depths=tuple(depths),
+            frame_method="aovc" if frame_method == "aov" else frame_method,
+            equivariant=backbone == "revit",
+            periodic=periodic,
+        )
     if backbone in ("revit", "swin"):
         return ReViT2d(
             ps.spec,
@@ -150,7 +167,9 @@ class EmulatorModule(pl.LightningModule):
         ``fno-own`` (the re-implementation) | ``reference`` (the authors' ``revit-pde``,
         optional; needs ``img_size``).
     problem:
-        Problem of the data (fixes the field spec, see :func:`~revit_equivariant.pde_data.problem_spec`).
+        Problem of the data (fixes the field spec, see :func:`~revit_equivariant.pde_data.problem_spec`);
+        the 3D problem ``MHD_64`` builds :class:`~revit_equivariant.transformer.ReViT3d`
+        (``revit`` / ``swin`` only; frames ``aovc``; equivariance logged over O).
     patch, window, embed_dim, heads, depths, frame_method, periodic:
         ReViT / Swin settings.
     width, modes:
@@ -162,7 +181,7 @@ class EmulatorModule(pl.LightningModule):
         (one-step increments are ~10x smaller than the fields). A scalar factor, so it keeps
         every symmetry of the backbone.
     check_equivariance:
-        Log the C4 equivariance error on the first validation batch.
+        Log the C4 (2D) / O (3D) equivariance error on the first validation batch.
 
     Examples
     --------
@@ -210,7 +229,17 @@ class EmulatorModule(pl.LightningModule):
         )
         self.val_mse, self.test_mse = MeanSquaredError(), MeanSquaredError()
         self.val_vrmse, self.test_vrmse = VRMSE(), VRMSE()
-        self.val_equiv = EquivarianceError()
+        self.equiv_group = "o" if self.ps.spec.dim == 3 else "c4"
+        self.val_equiv = EquivarianceError(self.equiv_group)
+
+    def setup(self, stage: str) -> None:
+        dm = self.trainer.datamodule if self._trainer is not None else None
+        problem = getattr(getattr(dm, "hparams", None), "problem", None)
+        if problem is not None and problem != self.hparams.problem:
+            raise ValueError(
+                f"the model is built for problem {self.hparams.problem!r} but the data is "
+                f"{problem!r}: set --model.problem {problem}"
+            )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         base = x[:, list(self.ps.state)]

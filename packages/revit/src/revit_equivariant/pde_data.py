@@ -1,6 +1,6 @@
-"""Synthetic PDE trajectories and the Lightning DataModule that serves them.
+"""PDE trajectories (synthetic, or local real-data files) and the Lightning DataModule.
 
-Problems (all periodic, generated offline by :mod:`revit_equivariant.navier_stokes`):
+Synthetic problems (all periodic, generated offline by :mod:`revit_equivariant.navier_stokes`):
 
 * ``kolmogorov``: velocity ``(u_x, u_y)`` plus the forcing as an input *vector* channel
   (without it the learning problem is not equivariant); trained with ``x_hat`` forcing;
@@ -13,7 +13,17 @@ Problems (all periodic, generated offline by :mod:`revit_equivariant.navier_stok
 
 :func:`problem_spec` gives each problem's :class:`~revit_equivariant.group.FieldSpec` and
 state channels, :func:`simulate` the trajectories ``(N, T, C, n, n)`` in float32, and
-:class:`SyntheticPDEDataModule` the one-step (or k-step) pairs.
+:class:`PDEDataModule` the one-step (or k-step) pairs.
+
+Real problems (read from a local copy, never downloaded; :mod:`revit_equivariant.real_data`):
+
+* ``MHD_64`` (3D), ``active_matter``, ``shear_flow``: The Well's HDF5 files
+  (:class:`~revit_equivariant.real_data.WellHDF5`), every channel predicted;
+* ``kf2d``: the authors' hub Kolmogorov files ``{train,test}_V.npy``
+  (:class:`~revit_equivariant.real_data.HubKF2D`), velocity only.
+
+They take ``path`` in :class:`PDEDataModule` and one-step pairs; ``test_variant="rot90"``
+rotates the real test pairs by 90 degrees (grid and components).
 """
 
 from __future__ import annotations
@@ -33,8 +43,13 @@ from .navier_stokes import (
     random_vorticity,
     velocity_from_vorticity,
 )
+from .real_data import WELL_SPECS, HubKF2D, WellHDF5
 
-Problem = Literal["kolmogorov", "decaying", "advection"]
+Problem = Literal[
+    "kolmogorov", "decaying", "advection", "kf2d", "MHD_64", "active_matter", "shear_flow"
+]
+SYNTHETIC = ("kolmogorov", "decaying", "advection")
+REAL = ("kf2d", *WELL_SPECS)
 Variant = Literal["id", "rot90", "force45"]
 
 
@@ -60,7 +75,12 @@ def problem_spec(problem: str) -> ProblemSpec:
         return ProblemSpec(FieldSpec(2, vectors=((0, 1),)), (0, 1))
     if problem == "advection":
         return ProblemSpec(FieldSpec(3, scalars=(2,), vectors=((0, 1),)), (2,))
-    raise ValueError(f"unknown problem {problem!r}; choose kolmogorov, decaying or advection")
+    if problem == "kf2d":
+        return ProblemSpec(HubKF2D.spec, (0, 1))
+    if problem in WELL_SPECS:
+        spec = WELL_SPECS[problem]
+        return ProblemSpec(spec, tuple(range(spec.n_channels)))
+    raise ValueError(f"unknown problem {problem!r}; choose {', '.join(SYNTHETIC + REAL)}")
 
 
 def simulate(
@@ -85,6 +105,12 @@ def simulate(
         raise ValueError(f"sim_grid {sim_grid} must be a multiple of grid {grid}")
     if variant not in ("id", "rot90", "force45"):
         raise ValueError(f"unknown test variant {variant!r}; choose id, rot90 or force45")
+    if problem not in SYNTHETIC:
+        problem_spec(problem)  # unknown names: the list of problems
+        raise ValueError(
+            f"{problem} is real data, read from local files (PDEDataModule(path=...)), "
+            f"not simulated; simulated problems: {', '.join(SYNTHETIC)}"
+        )
     g = torch.Generator().manual_seed(seed)
     if problem == "advection":
         sim = Advection2D(sim_grid, g, n_traj)
@@ -159,33 +185,68 @@ class PairDataset(Dataset):
         return {"x": x, "y": y[:, list(self.ps.state)]}
 
 
-class SyntheticPDEDataModule(pl.LightningDataModule):
-    """Offline synthetic PDE data (see the module docstring for the problems).
+class RotatedPairs(Dataset):
+    """The pairs of a dataset rotated by ``k`` quarter turns (grid and components, 2D).
+
+    Examples
+    --------
+    >>> ps = problem_spec("decaying")
+    >>> pairs = PairDataset(torch.randn(1, 3, 2, 8, 8), ps)
+    >>> item = RotatedPairs(pairs, ps.spec, 1)[0]
+    >>> torch.equal(item["x"], rotate(pairs[0]["x"][None], ps.spec, 1)[0])
+    True
+    """
+
+    def __init__(self, pairs: Dataset, spec: FieldSpec, k: int = 1) -> None:
+        if spec.dim != 2:
+            raise ValueError("rotated test pairs are 2D (C4); use the O-group metrics in 3D")
+        self.pairs, self.spec, self.k = pairs, spec, k
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
+        item = self.pairs[i]
+        return {
+            "x": rotate(item["x"][None], self.spec, self.k)[0],
+            "y": rotate(item["y"], self.spec, self.k),
+        }
+
+
+class PDEDataModule(pl.LightningDataModule):
+    """One-step (or k-step) pairs of a synthetic problem, or of local real-data files.
 
     Parameters
     ----------
     problem:
-        ``kolmogorov`` | ``decaying`` | ``advection``.
+        Synthetic: ``kolmogorov`` | ``decaying`` | ``advection`` (see the module docstring).
+        Real (needs ``path``): ``MHD_64`` | ``active_matter`` | ``shear_flow`` (The Well's
+        HDF5 files) | ``kf2d`` (the authors' hub files).
     n_train, n_val, n_test:
-        Trajectories per split (seeds ``seed``, ``seed + 1``, ``seed + 2``).
+        Synthetic: trajectories per split (seeds ``seed``, ``seed + 1``, ``seed + 2``).
     n_frames:
-        Frames per trajectory.
+        Synthetic: frames per trajectory.
     grid, sim_grid:
-        Learning and simulation resolution.
+        Synthetic: learning and simulation resolution.
     interval:
-        Time between frames.
+        Synthetic: time between frames.
     rollout:
-        Training target length k (1: one-step loss; > 1: k-step rollout loss).
+        Training target length k (1: one-step loss; > 1: k-step rollout loss; synthetic only).
     augment:
-        Random C4 rotation of every training pair (the "Swin + C4 aug" baseline).
+        Random C4 rotation of every training pair (the "Swin + C4 aug" baseline; 2D).
     test_variant:
-        ``id`` | ``rot90`` | ``force45`` for the test split.
+        ``id`` | ``rot90`` | ``force45`` for the test split (real data: ``id`` or ``rot90``).
+    path:
+        Real data: The Well's dataset folder (``.../datasets/NAME``, its ``data`` folder or
+        any folder with ``train`` / ``valid`` / ``test`` sub-folders of ``.hdf5`` files), or
+        the hub snapshot folder with ``train_V.npy`` / ``test_V.npy`` (``kf2d``: validation
+        and test both read ``test_V.npy``). Local files only: nothing is downloaded.
     batch_size, num_workers, seed:
         Loader settings and the data seed.
 
     Examples
     --------
-    >>> dm = SyntheticPDEDataModule("decaying", 2, 1, 1, n_frames=3, grid=16, batch_size=2)
+    >>> dm = PDEDataModule("decaying", 2, 1, 1, n_frames=3, grid=16, batch_size=2)
     >>> dm.setup("fit")
     >>> next(iter(dm.train_dataloader()))["x"].shape
     torch.Size([2, 2, 16, 16])
@@ -204,6 +265,7 @@ class SyntheticPDEDataModule(pl.LightningDataModule):
         rollout: int = 1,
         augment: bool = False,
         test_variant: Variant = "id",
+        path: str | None = None,
         batch_size: int = 16,
         num_workers: int = 0,
         seed: int = 0,
@@ -213,14 +275,58 @@ class SyntheticPDEDataModule(pl.LightningDataModule):
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.save_hyperparameters()
         self.ps = problem_spec(problem)
+        self.real = problem in REAL
+        if self.real:
+            if path is None:
+                raise ValueError(
+                    f"problem {problem} is real data: give the local folder as path "
+                    "(--data.path DIR); nothing is downloaded"
+                )
+            if rollout != 1:
+                raise ValueError(
+                    f"real data gives one-step pairs: rollout must be 1, got {rollout}"
+                )
+            if test_variant == "force45":
+                raise ValueError(
+                    "test_variant force45 exists for the synthetic Kolmogorov flow only"
+                )
+        elif path is not None:
+            raise ValueError(
+                f"problem {problem} is simulated; path is for real data ({', '.join(REAL)})"
+            )
+        if augment and self.ps.spec.dim != 2:
+            raise ValueError("C4 augmentation is 2D; 3D problems train without it")
         self.train_traj = self.val_traj = self.test_traj = None
+        self.real_sets: dict[str, Dataset] = {}
 
     def _sim(self, n: int, seed: int, variant: str = "id") -> torch.Tensor:
         h = self.hparams
         return simulate(h.problem, n, h.n_frames, seed, h.grid, h.sim_grid, h.interval, variant)
 
+    def _real(self, split: str) -> Dataset:
+        if split not in self.real_sets:
+            h = self.hparams
+            if h.problem == "kf2d":
+                ds = HubKF2D(h.path, "train" if split == "train" else "test")
+            else:
+                ds = WellHDF5(_well_split(h.path, h.problem, split))
+                if ds.spec != self.ps.spec:
+                    raise ValueError(
+                        f"{h.path}: the files' fields {list(ds.channel_names)} do not have the "
+                        f"layout of {h.problem} ({self.ps.spec})"
+                    )
+            self.real_sets[split] = ds
+        return self.real_sets[split]
+
     def setup(self, stage: str | None = None) -> None:
         h = self.hparams
+        if self.real:
+            for split, stages in (("train", ("fit",)), ("valid", ("fit", "validate"))):
+                if stage in (None, *stages):
+                    self._real(split)
+            if stage in (None, "test", "predict"):
+                self._real("test")
+            return
         if stage in (None, "fit") and self.train_traj is None:
             self.train_traj = self._sim(h.n_train, h.seed)
         if stage in (None, "fit", "validate") and self.val_traj is None:
@@ -231,19 +337,73 @@ class SyntheticPDEDataModule(pl.LightningDataModule):
     def _loader(self, traj, rollout: int, augment: bool, shuffle: bool) -> DataLoader:
         h = self.hparams
         ds = PairDataset(traj, self.ps, rollout, augment, h.seed)
+        return self._wrap(ds, shuffle)
+
+    def _wrap(self, ds: Dataset, shuffle: bool) -> DataLoader:
+        h = self.hparams
         gen = torch.Generator().manual_seed(h.seed)
         return DataLoader(
             ds, batch_size=h.batch_size, shuffle=shuffle, num_workers=h.num_workers, generator=gen
         )
 
     def train_dataloader(self) -> DataLoader:
+        if self.real:
+            ds = self._real("train")
+            if self.hparams.augment:
+                ds = AugmentedPairs(ds, self.ps.spec, self.hparams.seed)
+            return self._wrap(ds, True)
         return self._loader(self.train_traj, self.hparams.rollout, self.hparams.augment, True)
 
     def val_dataloader(self) -> DataLoader:
+        if self.real:
+            return self._wrap(self._real("valid"), False)
         return self._loader(self.val_traj, 1, False, False)
 
     def test_dataloader(self) -> DataLoader:
+        if self.real:
+            ds = self._real("test")
+            if self.hparams.test_variant == "rot90":
+                ds = RotatedPairs(ds, self.ps.spec, 1)
+            return self._wrap(ds, False)
         return self._loader(self.test_traj, 1, False, False)
 
     def predict_dataloader(self) -> DataLoader:
         return self.test_dataloader()
+
+
+#: The earlier name of :class:`PDEDataModule` (synthetic problems only then).
+SyntheticPDEDataModule = PDEDataModule
+
+
+class AugmentedPairs(Dataset):
+    """The pairs of a dataset, each rotated by a random quarter turn (2D C4 augmentation)."""
+
+    def __init__(self, pairs: Dataset, spec: FieldSpec, seed: int = 0) -> None:
+        self.pairs, self.spec = pairs, spec
+        self.gen = torch.Generator().manual_seed(seed)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
+        item = self.pairs[i]
+        k = int(torch.randint(4, (1,), generator=self.gen))
+        return {
+            "x": rotate(item["x"][None], self.spec, k)[0],
+            "y": rotate(item["y"], self.spec, k),
+        }
+
+
+def _well_split(path: str, name: str, split: str):
+    """The folder of one split of a local Well dataset (several accepted layouts)."""
+    from pathlib import Path
+
+    root = Path(path)
+    for base in (root, root / "data", root / name / "data", root / "datasets" / name / "data"):
+        if (base / split).is_dir():
+            return base / split
+    raise FileNotFoundError(
+        f"no {split!r} folder of The Well dataset {name} under {root} (expected "
+        f"DIR/datasets/{name}/data/{split}/*.hdf5; offline: download it first with "
+        f"`the-well-download --base-path DIR --dataset {name}`)"
+    )

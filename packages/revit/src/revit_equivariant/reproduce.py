@@ -11,8 +11,10 @@ Paper: "ReViT: Rotational-equivariant Vision Transformers for Neural PDE Solvers
 * evaluates each on the in-distribution test set, on the same test set rotated by 90 degrees
   (:func:`~revit_equivariant.group.rotate`), on fresh trajectories under the 45-degree
   forcing, in an autoregressive rollout, and measures the C4 equivariance error, the
-  approximate SO(2) error at 45 degrees (:func:`~revit_equivariant.group.so2_equivariance_error`), seconds per
-  epoch and peak memory; the persistence anchor ``u_{t+1} = u_t`` is evaluated alongside;
+  approximate SO(2) error at 45 degrees (:func:`~revit_equivariant.group.so2_equivariance_error`), CPU
+  seconds per epoch (process CPU time, one thread: robust to other jobs on the machine) and
+  the activation memory of one training step (:func:`activation_memory_mb`); the
+  persistence anchor ``u_{t+1} = u_t`` is evaluated alongside;
 * measures the exact O-group equivariance of ReViT3d (all 24 elements) next to the
   non-equivariant 3D Swin backbone, and the float64 C4 error of ReViT2d.
 """
@@ -26,7 +28,6 @@ from pathlib import Path
 
 import lightning.pytorch as pl
 import torch
-from icml26_shared.bench import peak_memory
 from icml26_shared.progress import progress
 from icml26_shared.results import Report, Table
 
@@ -34,7 +35,7 @@ from .emulator import EmulatorModule
 from .fno import neuraloperator_version
 from .group import FieldSpec, equivariance_error, octahedral, rotate, so2_equivariance_error
 from .navier_stokes3d import NavierStokes3D, random_velocity3d
-from .pde_data import PairDataset, SyntheticPDEDataModule, problem_spec, simulate
+from .pde_data import PairDataset, PDEDataModule, problem_spec, simulate
 from .reference_model import reference_available
 from .transformer import ReViT2d, ReViT3d
 
@@ -74,17 +75,42 @@ def fno_row() -> tuple[str, str, bool]:
 
 
 class EpochTimer(pl.Callback):
-    """Wall time of every training epoch."""
+    """CPU time (``time.process_time``) of every training epoch.
+
+    CPU time rather than wall time: on a shared machine the wall time of one epoch grows with
+    the other jobs' load, the CPU time of a one-thread run does not.
+    """
 
     def __init__(self) -> None:
         self.times: list[float] = []
         self._t0 = 0.0
 
     def on_train_epoch_start(self, trainer, pl_module) -> None:
-        self._t0 = time.perf_counter()
+        self._t0 = time.process_time()
 
     def on_train_epoch_end(self, trainer, pl_module) -> None:
-        self.times.append(time.perf_counter() - self._t0)
+        self.times.append(time.process_time() - self._t0)
+
+
+def activation_memory_mb(module: torch.nn.Module, loss_fn) -> float:
+    """MiB of the tensors autograd saves for backward in ``loss_fn()`` (parameters excluded).
+
+    Counted once per storage through ``torch.autograd.graph.saved_tensors_hooks``: the
+    activation memory of one training step, deterministic and independent of the allocator
+    and of other processes (resident-memory growth on a CPU is mostly allocator noise).
+    """
+    storages: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        st = t.untyped_storage()
+        storages[st.data_ptr()] = st.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = loss_fn()
+    loss.backward()
+    params = {p.untyped_storage().data_ptr() for p in module.parameters()}
+    return sum(n for ptr, n in storages.items() if ptr not in params) / 2**20
 
 
 @torch.no_grad()
@@ -117,7 +143,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     s = QUICK if quick else FULL
     report = Report("revit-equivariant", out)
     ps = problem_spec("kolmogorov")
-    dm = SyntheticPDEDataModule(
+    dm = PDEDataModule(
         "kolmogorov", s.n_train, 2, s.n_test, s.n_frames, batch_size=s.batch_size, seed=seed
     )
     dm.setup("fit")
@@ -138,8 +164,8 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
         f"rollout MSE ({s.rollout} steps)",
         "equiv err",
         "SO(2) err 45deg",
-        "s/epoch",
-        "peak MB",
+        "CPU s/epoch",
+        "act MB",
     ]
     table = Table(
         "2D Kolmogorov flow (32x32, forcing as input vector channel): one-step emulators",
@@ -155,8 +181,9 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
             "trained model, 4 test inputs). SO(2) err 45deg = the same relative error for a "
             "45-degree rotation (bilinear, periodic resampling; group.rotate_angle), measured "
             "in the disk of radius 0.35 n about the centre: approximate for every model, "
-            "since 45 degrees does not map the grid onto itself. peak MB = resident-memory growth during one "
-            "forward+backward on a training batch. One CPU thread."
+            "since 45 degrees does not map the grid onto itself. CPU s/epoch = process CPU time "
+            "per training epoch (one thread). act MB = tensors saved for backward in one "
+            "training step on a batch (activation memory, parameters excluded)."
         ),
     )
     curves: dict[str, list[float]] = {}
@@ -187,8 +214,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
             iter(torch.utils.data.DataLoader(PairDataset(dm.train_traj, ps), s.batch_size))
         )
         module.train()
-        with peak_memory() as mem:
-            module.rollout(batch["x"], 1).sum().backward()
+        act_mb = activation_memory_mb(module, lambda m=module, b=batch: m.rollout(b["x"], 1).sum())
         module.zero_grad()
         module.eval()
         mse = {k: one_step_mse(module, v, ps.state) for k, v in tests.items()}
@@ -209,8 +235,8 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
                 cols[6]: sum(roll) / len(roll),
                 "equiv err": err,
                 "SO(2) err 45deg": err45,
-                "s/epoch": sum(timer.times) / len(timer.times),
-                "peak MB": mem.delta_mb,
+                "CPU s/epoch": sum(timer.times) / len(timer.times),
+                "act MB": act_mb,
             }
         )
     dm.hparams.augment = False
@@ -241,10 +267,11 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     report.add_table(_flow3d_table(seed, quick))
     _plot(report, rows, curves)
     by = {r["model"]: r for r in rows}
-    ratio = by["ReViT"]["s/epoch"] / by["Swin (same backbone)"]["s/epoch"]
+    ratio = by["ReViT"]["CPU s/epoch"] / by["Swin (same backbone)"]["CPU s/epoch"]
+    mem_ratio = by["ReViT"]["act MB"] / by["Swin (same backbone)"]["act MB"]
     report.note(
         f"Compute overhead of ReViT over the same non-equivariant Swin backbone: {ratio:.2f}x "
-        "seconds per epoch. "
+        f"CPU seconds per epoch, {mem_ratio:.2f}x activation memory. "
         f"ReViT rot90/id = {by['ReViT']['rot90/id']:.6f} (an exactly equivariant model gives 1 "
         "up to float32 rounding), Swin rot90/id = "
         f"{by['Swin (same backbone)']['rot90/id']:.3f}, Swin + C4 aug rot90/id = "
@@ -256,8 +283,8 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
             if reference_available()
             else "revit-pde is not installed (pip install 'revit-equivariant[bench]'): no reference row. "
         )
-        + "Not in this table (see README, 'Not yet'): The Well / hub datasets (need the network; "
-        "loaders in real_data)."
+        + "Not in this table: The Well / hub datasets (they need the network; with a local "
+        "copy, `revit fit --data.problem NAME --model.problem NAME --data.path DIR` trains on them)."
     )
     report.note(f"CPU time of this run (one thread): {time.process_time() - cpu_start:.0f} s.")
     return report
@@ -274,7 +301,7 @@ def _flow3d_table(seed: int, quick: bool) -> Table:
     xt, yt = test[:, :-1].reshape(-1, 3, n, n, n), test[:, 1:].reshape(-1, 3, n, n, n)
     table = Table(
         f"3D decaying Navier-Stokes ({n}^3 cube): one-step emulators over all 24 rotations of O",
-        ["model", "params", "MSE id", "MSE O-rotated", "rot/id", "equiv err (24)", "s/epoch"],
+        ["model", "params", "MSE id", "MSE O-rotated", "rot/id", "equiv err (24)", "CPU s/epoch"],
         notes=(
             f"{n_train} training trajectories x {frames} frames (interval 0.2, nu = 0.05, random "
             f"divergence-free initial velocity), {epochs} AdamW epochs (lr 3e-3, batch 8), "
@@ -292,13 +319,13 @@ def _flow3d_table(seed: int, quick: bool) -> Table:
         g = torch.Generator().manual_seed(seed)
         times = []
         for _ in range(epochs):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             for idx in torch.randperm(len(xs), generator=g).split(8):
                 loss = (net(xs[idx]) - ys[idx]).pow(2).mean()
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
-            times.append(time.perf_counter() - t0)
+            times.append(time.process_time() - t0)
         net.eval()
         with torch.no_grad():
             mse = float((net(xt) - yt).pow(2).mean())
@@ -314,7 +341,7 @@ def _flow3d_table(seed: int, quick: bool) -> Table:
                 "MSE O-rotated": sum(rot) / len(rot),
                 "rot/id": sum(rot) / len(rot) / mse,
                 "equiv err (24)": equivariance_error(net, xt[:2], spec, "o", net.out_spec),
-                "s/epoch": sum(times) / len(times),
+                "CPU s/epoch": sum(times) / len(times),
             },
         )
     return table
@@ -324,12 +351,12 @@ def _exactness_table(seed: int, quick: bool) -> Table:
     """Random-init equivariance error of ReViT2d (C4) and ReViT3d (all 24 elements of O)."""
     table = Table(
         "Exact equivariance at random init: C4 (2D) and the 24 rotations of O (3D)",
-        ["model", "group", "elements", "params", "equiv err fp32", "equiv err fp64", "fwd s"],
+        ["model", "group", "elements", "params", "equiv err fp32", "equiv err fp64", "fwd CPU s"],
         notes=(
             "max over the group's non-identity elements of ||Phi(L_g u) - L_g Phi(u)|| / "
             "||Phi(u)||; 2D: batch 2, 32x32, velocity + forcing (two vectors); 3D: batch 1, "
             "16^3 (8^3 in --quick), velocity + a scalar, frames from mean velocity and mean "
-            "vorticity (aovc). fwd s = one forward pass."
+            "vorticity (aovc). fwd CPU s = CPU time of one forward pass."
         ),
     )
     g = torch.Generator().manual_seed(seed)
@@ -367,10 +394,10 @@ def _exactness_table(seed: int, quick: bool) -> Table:
         )
     for name, group, net, x, spec, key in cases:
         net.eval()
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         with torch.no_grad():
             net(x)
-        fwd = time.perf_counter() - t0
+        fwd = time.process_time() - t0
         e32 = equivariance_error(net, x, spec, key, net.out_spec)
         e64 = equivariance_error(net.double(), x.double(), spec, key, net.out_spec)
         table.add_row(
@@ -378,7 +405,7 @@ def _exactness_table(seed: int, quick: bool) -> Table:
             group=group,
             elements=4 if key == "c4" else 24,
             params=sum(p.numel() for p in net.parameters()),
-            **{"equiv err fp32": e32, "equiv err fp64": e64, "fwd s": fwd},
+            **{"equiv err fp32": e32, "equiv err fp64": e64, "fwd CPU s": fwd},
         )
     return table
 
