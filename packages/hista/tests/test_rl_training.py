@@ -47,6 +47,9 @@ def test_losses_agree_on_policy_and_reject_unknown():
         token_advantages("group", "p", ["a"], [1.0], [1])
     with pytest.raises(ValueError, match="matching"):
         token_advantages("group", "p", ["a", "b"], [1.0], [1, 1])
+    for bad in ({"lr": 0.0}, {"max_grad_norm": -1.0}, {"group_size": 1}, {"loss_type": "ppo"}):
+        with pytest.raises(ValueError):
+            PolicyRLModule(hidden=8, layers=1, heads=2, **bad)
 
 
 @pytest.mark.parametrize("adv", ["group", "numca", "hista"])

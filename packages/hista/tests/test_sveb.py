@@ -6,6 +6,7 @@ from hista.arith_chain import NoisyTeacher, Problem, reward, sample_problems
 from hista.estimators import GroupMean, NumcaEstimator, Oracle
 from hista.policy import CausalLMPolicy
 from hista.sveb import (
+    SvebCase,
     binomial_noise_floor,
     build_cases,
     evaluate,
@@ -65,6 +66,25 @@ def test_noise_floor_vs_exact_matches_the_binomial_expectation():
     got = noise_floor(cases, 2)["mae_exact"]
     expect = np.mean([binomial_noise_floor(c.exact, 2) for c in cases])
     assert got == pytest.approx(expect, abs=0.05)
+
+
+@pytest.mark.parametrize(("v_num", "v_den", "m"), [(1, 2, 4), (1, 4, 3), (2, 3, 3)])
+def test_noise_floor_equals_the_binomial_expectation_exactly(v_num, v_den, m):
+    """Every binary outcome sequence of length m, repeated in proportion to its probability
+    under Bernoulli(v) (integer weights ``v_num^j (v_den - v_num)^(m - j)``), as SVEB cases with
+    exact value v: the M=m noise floor vs the exact value is then E|Bin(m, v)/m - v| exactly."""
+    import itertools
+
+    v = v_num / v_den
+    cases = []
+    for seq in itertools.product([0.0, 1.0], repeat=m):
+        j = int(sum(seq))
+        weight = v_num**j * (v_den - v_num) ** (m - j)
+        for _ in range(weight):
+            cases.append(SvebCase(0, (1, 2), ["3;"], [1.0], "3;", 1.0, "", list(seq), [], exact=v))
+    assert len(cases) == v_den**m
+    got = noise_floor(cases, m)["mae_exact"]
+    assert got == pytest.approx(binomial_noise_floor(v, m), rel=1e-12, abs=1e-12)
 
 
 def test_cases_round_trip_through_json_and_are_disjoint_from_the_pool():

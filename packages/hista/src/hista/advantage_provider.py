@@ -14,6 +14,10 @@ for Hista, the policy's hidden states), return one advantage per response token.
    ``R - V(root)`` (the group mean on a problem's first visit).
 5. ``HistaAdvantages``: node values ``[group mean, V_1..V_{m-1}]`` from inverse-distance k-NN over
    the *other* rollouts' hidden-state prefixes, then segment GAE (``A_i = R - V_i`` at λ = 1).
+6. ``VineAdvantages``: VinePPO-style Monte Carlo: at every Numca milestone, the mean reward of
+   ``k`` fresh continuations of the response prefix (``sampler``); root = group mean.
+7. ``CriticAdvantages``: the PPO-critic baseline: a value head on the last-layer hidden state
+   before every response token, token-level GAE (γ = 1; ``A_t = R - V(s_t)`` at λ = 1).
 
 All divide by the group reward std (``scale_rewards="group"``); a group with equal rewards gets
 zero advantages (the recipe's dynamic sampling drops it).
@@ -21,13 +25,15 @@ zero advantages (the recipe's dynamic sampling drops it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
 from .hista_knn import HistaEstimator
-from .numca import NumcaTable, extract_numbers
+from .numca import NumcaTable, extract_numbers, milestones
 from .rl_training import token_advantages, token_offsets  # noqa: F401 (re-export)
+from .segment_gae import segment_gae
 
 
 @dataclass
@@ -190,11 +196,126 @@ class HistaAdvantages:
         )
 
 
-PROVIDERS = {"group": GroupMeanAdvantages, "numca": NumcaAdvantages, "hista": HistaAdvantages}
+def _scaled(group: RolloutGroup, adv: list[torch.Tensor], eps: float = 1e-4) -> list[torch.Tensor]:
+    """Divide by the group reward std; an equal-reward group gets zeros (dynamic sampling)."""
+    std = float(torch.tensor([float(r) for r in group.rewards]).std())
+    if std == 0.0:
+        return [torch.zeros(n) for n in group.lengths]
+    return [a / (std + eps) for a in adv]
+
+
+class VineAdvantages:
+    """VinePPO-style Monte Carlo values at Numca's milestones.
+
+    ``sampler(problem_id, response_prefix, k)`` returns the rewards of ``k`` fresh
+    continuations of ``response_prefix`` (the policy resamples the rest and the verifier
+    scores it). Segment ``i`` starts at milestone ``i`` (the token after a new number, merged
+    within ``merge_threshold`` tokens) with value ``mean(k rewards)``; the root segment gets
+    the group mean. Costs ``k`` extra generations per milestone.
+
+    Examples
+    --------
+    >>> prov = VineAdvantages(lambda pid, prefix, k: [1.0] * k, k=2, merge_threshold=1)
+    >>> g = RolloutGroup("p", ["7 9;", "8 9;"], [1.0, 0.0], [[(i, i + 1) for i in range(4)]] * 2)
+    >>> [[round(x, 2) for x in a.tolist()] for a in prov(g)]  # R - V: 0.5 on root, then R - 1
+    [[0.71, 0.0, 0.0, 0.0], [-0.71, -1.41, -1.41, -1.41]]
+    """
+
+    name = "vine"
+
+    def __init__(
+        self,
+        sampler: Callable[[str, str, int], list[float]],
+        k: int = 4,
+        merge_threshold: int = 50,
+        lam: float = 1.0,
+    ):
+        if not callable(sampler):
+            raise ValueError("vine advantages need a sampler(problem_id, prefix, k) -> rewards")
+        if k < 1:
+            raise ValueError(f"k (continuations per milestone) must be >= 1, got {k}")
+        self.sampler, self.k = sampler, int(k)
+        self.merge_threshold, self.lam = int(merge_threshold), float(lam)
+
+    def __call__(self, group: RolloutGroup) -> list[torch.Tensor]:
+        mean = sum(float(r) for r in group.rewards) / group.size
+        adv = []
+        for resp, offs, r in zip(group.responses, group.offsets, group.rewards, strict=True):
+            bounds, values = [0], [mean]
+            for pos, _ in milestones(resp, offs, self.merge_threshold):
+                rs = [
+                    float(x)
+                    for x in self.sampler(group.problem_id, resp[: offs[pos - 1][1]], self.k)
+                ]
+                if len(rs) != self.k or any(not 0.0 <= x <= 1.0 for x in rs):
+                    raise ValueError(
+                        f"the sampler must return {self.k} rewards in [0, 1], got {rs}"
+                    )
+                bounds.append(pos)
+                values.append(sum(rs) / self.k)
+            adv.append(segment_gae(torch.tensor(values), bounds, len(offs), float(r), self.lam))
+        return _scaled(group, adv)
+
+
+class CriticAdvantages:
+    """PPO-critic advantages: a value head on the hidden state before every response token.
+
+    ``critic`` maps (N, H) hidden states to (N,) values (e.g. a trained
+    :class:`~hista.critic.CriticModule`). The state before response token ``t`` is the hidden
+    state at position ``response_start + t - 1``; ``V`` of every token then goes through GAE
+    with γ = 1 (``segment_gae`` with one segment per token): ``A_t = R - V(s_t)`` at λ = 1.
+
+    Examples
+    --------
+    >>> head = lambda h: torch.full((h.shape[0],), 0.25)
+    >>> hid = [torch.randn(5, 4) for _ in range(2)]
+    >>> g = RolloutGroup("p", ["7;", "8;"], [1.0, 0.0], [[(0, 1), (1, 2)]] * 2, hid, [3, 3])
+    >>> [[round(x, 2) for x in a.tolist()] for a in CriticAdvantages(head)(g)]
+    [[1.06, 1.06], [-0.35, -0.35]]
+    """
+
+    name = "critic"
+
+    def __init__(self, critic: Callable[[torch.Tensor], torch.Tensor], lam: float = 1.0):
+        if not callable(critic):
+            raise ValueError("critic advantages need a value head: critic(hidden (N, H)) -> (N,)")
+        self.critic, self.lam = critic, float(lam)
+
+    @torch.no_grad()
+    def __call__(self, group: RolloutGroup) -> list[torch.Tensor]:
+        if group.hidden is None or group.response_starts is None:
+            raise ValueError("critic advantages need the policy's hidden states of every rollout")
+        adv = []
+        for h, s, n, r in zip(
+            group.hidden, group.response_starts, group.lengths, group.rewards, strict=True
+        ):
+            if s < 1 or h.shape[0] - s != n:
+                raise ValueError(
+                    f"mismatched lengths: {h.shape[0] - s} response hidden states for {n} tokens "
+                    f"(response start {s} must be >= 1)"
+                )
+            values = torch.as_tensor(self.critic(h[s - 1 : s - 1 + n].float())).float().cpu()
+            if values.shape != (n,):
+                raise ValueError(f"the critic returned shape {tuple(values.shape)}, want ({n},)")
+            adv.append(segment_gae(values, list(range(n)), n, float(r), self.lam))
+        return _scaled(group, adv)
+
+
+PROVIDERS = {
+    "group": GroupMeanAdvantages,
+    "numca": NumcaAdvantages,
+    "hista": HistaAdvantages,
+    "vine": VineAdvantages,
+    "critic": CriticAdvantages,
+}
 
 
 def make_provider(name: str, **kwargs):
-    """Provider by name (``group``, ``numca``, ``hista``)."""
+    """Provider by name (``group``, ``numca``, ``hista``; ``vine`` needs ``sampler=``,
+    ``critic`` needs ``critic=``)."""
     if name not in PROVIDERS:
         raise ValueError(f"unknown estimator {name!r}; use one of {sorted(PROVIDERS)}")
+    needs = {"vine": "sampler", "critic": "critic"}.get(name)
+    if needs and needs not in kwargs:
+        raise ValueError(f"the {name} estimator needs {needs}=...")
     return PROVIDERS[name](**kwargs)

@@ -25,7 +25,9 @@ Value estimators, as used in training: ``group`` (the current group's mean rewar
 GRPO); ``numca`` (a ``NumcaTable`` filled by one earlier group of the same problem, the
 persistent table after one visit; unseen states read its ``unseen_value`` 0, as in RL);
 ``hista`` (k-NN over the hidden-state prefixes of the *other* rollouts of the current group;
-``s_0`` gets the group mean, as in ``rl_training``); ``critic`` (a value head, optional);
+``s_0`` gets the group mean, as in ``rl_training``); ``vine`` (VinePPO-style Monte Carlo: the
+mean reward of ``vine_k`` fresh teacher continuations of each ``s_k``, ``s_0`` the group mean,
+optional); ``critic`` (a value head, optional);
 ``oracle`` (the exact values: the return-noise floor).
 """
 
@@ -77,16 +79,22 @@ def advantage_errors(
     hista: HistaEstimator,
     critic: Callable[[torch.Tensor], float] | None = None,
     seed: int = 0,
+    vine_k: int = 0,
 ) -> dict[str, dict[str, float]]:
     """Advantage MSE / second moment / value MAE of each estimator on teacher groups.
 
     ``hidden_states(texts)`` returns the policy's (T, H) last-layer states of each text;
-    ``critic(h)`` maps one state vector to a value.
+    ``critic(h)`` maps one state vector to a value; ``vine_k > 0`` adds the VinePPO row.
     """
     if group_size < 2:
         raise ValueError(f"group size must be >= 2, got {group_size}")
     rng = np.random.default_rng(seed)
-    names = ["group", "numca", "hista"] + (["critic"] if critic is not None else []) + ["oracle"]
+    names = (
+        ["group", "numca", "hista"]
+        + (["vine"] if vine_k > 0 else [])
+        + (["critic"] if critic is not None else [])
+        + ["oracle"]
+    )
     err = {n: [] for n in names}
     sq = {n: [] for n in names}
     vae = {n: [] for n in names}
@@ -117,6 +125,15 @@ def advantage_errors(
                 + [hista.estimate(hista.embed(h.float(), start), pool, pool_r) for h in pref_h],
                 "oracle": v_exact,
             }
+            if vine_k > 0:
+                est["vine"] = [float(np.mean(rs))] + [
+                    float(
+                        np.mean(
+                            [reward(p, q + teacher.continue_from(p, q, rng)) for _ in range(vine_k)]
+                        )
+                    )
+                    for q in prefixes[1:]
+                ]
             if critic is not None:
                 prompt_h = hidden_states([p.prompt])[0]
                 est["critic"] = [critic(prompt_h[-1])] + [critic(h[-1]) for h in pref_h]

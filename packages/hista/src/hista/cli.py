@@ -153,7 +153,8 @@ def real_advantages(
     Args:
         model: Hub id or local path of a causal LM with a fast tokenizer (Qwen2.5 in the paper).
         dataset: One of ``math``, ``dapo-math``, ``math-500``, ``gsm8k``, ``aime24``, ``aime25``.
-        estimator: Token-level advantages: ``group``, ``numca`` or ``hista``.
+        estimator: Token-level advantages: ``group``, ``numca`` or ``hista`` (``vine`` and
+            ``critic`` need a sampler / trained value head: Python API only).
         problems: Number of problems (each one group).
         group_size: Completions G per problem (>= 2).
         max_new_tokens: Generation length.
@@ -167,6 +168,12 @@ def real_advantages(
 
     if estimator not in PROVIDERS:
         raise UsageError(f"unknown estimator {estimator!r}; use one of {sorted(PROVIDERS)}")
+    if estimator in ("vine", "critic"):
+        raise UsageError(
+            f"the {estimator} estimator needs a "
+            + ("continuation sampler" if estimator == "vine" else "trained value head")
+            + "; use hista.advantage_provider from Python, or group / numca / hista here"
+        )
     if dataset not in MATH_DATASETS:
         raise UsageError(f"unknown dataset {dataset!r}; use one of {sorted(MATH_DATASETS)}")
     if group_size < 2 or problems < 1:

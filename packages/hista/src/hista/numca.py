@@ -63,6 +63,45 @@ def merge_close_positions(positions: list[int], threshold: int) -> list[int]:
     return out
 
 
+def milestones(
+    response: str, offsets: list[tuple[int, int]], merge_threshold: int = 50
+) -> list[tuple[int, list[str]]]:
+    """Milestones of a response: ``(token index, numbers seen so far)``, merged, increasing.
+
+    A milestone is the first token after a *new* number (the final answer excluded, as is a
+    number ending on the last token); ``offsets`` is the character span of every token (a fast
+    tokenizer's ``offset_mapping``). Milestones less than ``merge_threshold`` tokens before the
+    next are moved onto it (the later state wins). The root (token 0) is not listed.
+
+    Examples
+    --------
+    >>> milestones("7 12 15;", [(i, i + 1) for i in range(8)], merge_threshold=1)
+    [(1, ['7']), (4, ['7', '12'])]
+    >>> milestones("7 12 15;", [(i, i + 1) for i in range(8)], merge_threshold=50)
+    [(4, ['7', '12'])]
+    """
+    ends = [e for _, e in offsets]
+    seen: list[str] = []
+    positions, states = [], []
+    for num, char_end in extract_numbers(response):
+        if str(int(num)) in seen:
+            continue
+        seen.append(str(int(num)))
+        tok = next((i for i, e in enumerate(ends) if e >= char_end), len(ends) - 1) + 1
+        if tok < len(ends):
+            positions.append(tok)
+            states.append(list(seen))
+    out: list[tuple[int, list[str]]] = []
+    for pos, st in zip(merge_close_positions(positions, merge_threshold), states, strict=True):
+        if pos == 0:
+            continue
+        if out and out[-1][0] == pos:  # merged: the later state wins
+            out[-1] = (pos, st)
+        else:
+            out.append((pos, st))
+    return out
+
+
 class NumcaTable:
     """Persistent table of values of number-set states, per problem id.
 
@@ -125,28 +164,14 @@ class NumcaTable:
             raise ValueError(
                 f"offsets cover {offsets[-1][1]} characters, response has {len(response)}"
             )
-        ends = [e for _, e in offsets]
-        seen: list[str] = []
-        positions, states = [], []
-        for num, char_end in extract_numbers(response):
-            if str(int(num)) in seen:
-                continue
-            seen.append(str(int(num)))
-            tok = next((i for i, e in enumerate(ends) if e >= char_end), len(ends) - 1) + 1
-            if tok < len(ends):
-                positions.append(tok)
-                states.append(list(seen))
-        positions = merge_close_positions(positions, merge_threshold)
+        marks = milestones(response, offsets, merge_threshold)
         root = self.value(problem_id, [])
         if root_fallback is not None and state_key([]) not in self.counts.get(problem_id, {}):
             root = float(root_fallback)
         boundaries, values = [0], [root]
-        for pos, st in zip(positions, states, strict=True):
-            if pos == boundaries[-1]:  # merged: the later state wins
-                values[-1] = self.value(problem_id, st)
-            elif pos > boundaries[-1]:
-                boundaries.append(pos)
-                values.append(self.value(problem_id, st))
+        for pos, st in marks:
+            boundaries.append(pos)
+            values.append(self.value(problem_id, st))
         return segment_gae(torch.tensor(values), boundaries, len(offsets), final_reward, lam)
 
     def to_json(self) -> str:

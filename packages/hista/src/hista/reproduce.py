@@ -72,7 +72,7 @@ QUICK = Setting(
     sft_steps=400,
     critic_problems=80,
     critic_epochs=10,
-    rl_steps=10,
+    rl_steps=20,
     rl_seeds=1,
     variance_problems=30,
 )
@@ -84,8 +84,8 @@ FULL = Setting(
     sft_steps=800,
     critic_problems=200,
     critic_epochs=20,
-    rl_steps=20,
-    rl_seeds=2,
+    rl_steps=30,
+    rl_seeds=3,
     variance_problems=80,
 )
 #: The ArithChain policy: a randomly initialised Qwen2 LM over the character vocabulary.
@@ -205,11 +205,13 @@ def _variance_table(policy, enc, teacher, critic, s: Setting, seed: int) -> Tabl
         HistaEstimator(**HISTA),
         critic=lambda h: float(critic(h[None]).detach()[0]),
         seed=seed,
+        vine_k=4,
     )
     names = {
         "group": "group mean (GRPO)",
         "numca": "Numca (table after one earlier visit)",
         "hista": "Hista (other rollouts of the group)",
+        "vine": "VinePPO MC K=4 (teacher continuations)",
         "critic": "PPO critic (value head)",
         "oracle": "oracle V_exact (return-noise floor)",
     }
@@ -255,14 +257,25 @@ def _training_table(policy, s: Setting, seed: int) -> Table:
     has_trl = importlib.util.find_spec("trl") is not None
     table = Table(
         "RL from the SFT policy: loss type x advantage estimator (+ TRL GRPOTrainer)",
-        ["trainer", "loss", "advantage", "held-out acc", "reward AUC", "s / step"],
+        [
+            "trainer",
+            "loss",
+            "advantage",
+            "held-out acc",
+            "acc sd",
+            "reward AUC",
+            "AUC sd",
+            "s / step",
+            "time / group row",
+        ],
         notes=(
             f"{s.rl_steps} rollout steps of 8 problems x G=8, 2 policy iterations per batch, "
-            f"Adam lr 1e-3; {s.rl_seeds} seed(s), mean reported. held-out acc: 100 unseen "
+            f"Adam lr {RL_LR:g}, gradient-norm clip 1.0; {s.rl_seeds} seed(s): mean, and the "
+            "sd over seeds (blank for one seed). held-out acc: 100 unseen "
             "problems x 4 samples after the last step (SFT start: "
             f"{held_out_accuracy(policy, held_out, seed=seed):.3f}); reward AUC: mean training "
             "reward over the steps; s / step: wall seconds of one step (rollouts, advantages, "
-            "updates) on one CPU thread. trainer=trl: TRL's GRPOTrainer on the same task, "
+            "updates) on one CPU thread; time / group row: s / step over that of the same trainer and loss with group-mean advantages (the estimator's overhead). trainer=trl: TRL's GRPOTrainer on the same task, "
             "from the same SFT weights, same batch / iterations / lr / clip (0.2, 0.28) / "
             "beta 0 / loss dapo; advantage 'trl' = TRL's own sequence-level (R - mean) / std, "
             "'numca' = our Numca token advantages through hista.trl_adapter. TRL samples with "
@@ -274,6 +287,7 @@ def _training_table(policy, s: Setting, seed: int) -> Table:
     rows = [("hista", loss, adv) for loss in ("grpo", "dapo", "cispo") for adv in ADV]
     if has_trl:
         rows += [("trl", "dapo", "trl"), ("trl", "dapo", "numca")]
+    base_sec: dict[tuple[str, str], float] = {}
     for trainer, loss, adv in rows:
         accs, aucs, secs = [], [], []
         for k in range(s.rl_seeds):
@@ -288,6 +302,7 @@ def _training_table(policy, s: Setting, seed: int) -> Table:
                     held_out,
                     s.rl_steps,
                     advantage=None if adv == "trl" else adv,
+                    lr=RL_LR,
                     seed=seed + k,
                 )
                 accs.append(res["held-out acc"])
@@ -298,6 +313,7 @@ def _training_table(policy, s: Setting, seed: int) -> Table:
                 advantage=adv,
                 loss_type=loss,
                 group_size=8,
+                lr=RL_LR,
                 seed=seed + k,
                 policy=copy.deepcopy(policy),
                 **{
@@ -309,20 +325,29 @@ def _training_table(policy, s: Setting, seed: int) -> Table:
             accs.append(held_out_accuracy(m.policy, held_out, seed=seed))
             aucs.append(float(np.mean(m.step_rewards)))
             secs.append(float(np.mean(m.step_seconds)))
+        sec = float(np.mean(secs))
+        if adv in ("group", "trl"):
+            base_sec[(trainer, loss)] = sec
+        sd = (lambda v: float(np.std(v, ddof=1))) if s.rl_seeds > 1 else (lambda v: None)
         table.add_row(
             trainer=trainer,
             loss=loss,
             advantage=adv,
             **{
                 "held-out acc": float(np.mean(accs)),
+                "acc sd": sd(accs),
                 "reward AUC": float(np.mean(aucs)),
-                "s / step": float(np.mean(secs)),
+                "AUC sd": sd(aucs),
+                "s / step": sec,
+                "time / group row": sec / base_sec[(trainer, loss)],
             },
         )
     return table
 
 
 ADV = ("group", "numca", "hista")
+#: RL learning rate of every training row (Adam; 1e-3 degraded the SFT policy within 10 steps).
+RL_LR = 1e-4
 
 
 def _plot(report: Report) -> None:

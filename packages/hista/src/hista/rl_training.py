@@ -281,7 +281,8 @@ class PolicyRLModule(pl.LightningModule):
         loss_type: str = "dapo",
         group_size: int = 8,
         num_iterations: int = 2,
-        lr: float = 1e-3,
+        lr: float = 1e-4,
+        max_grad_norm: float | None = 1.0,
         eps_low: float = 0.2,
         eps_high: float = 0.28,
         lam: float = 1.0,
@@ -310,6 +311,8 @@ class PolicyRLModule(pl.LightningModule):
             raise ValueError(f"group size must be >= 2, got {group_size}")
         if num_iterations < 1:
             raise ValueError(f"num_iterations must be >= 1, got {num_iterations}")
+        if lr <= 0 or (max_grad_norm is not None and max_grad_norm <= 0):
+            raise ValueError(f"lr and max_grad_norm must be > 0, got {lr}, {max_grad_norm}")
         self.save_hyperparameters(ignore=["policy"])
         if policy is None:
             torch.manual_seed(seed)
@@ -426,6 +429,10 @@ class PolicyRLModule(pl.LightningModule):
             loss = policy_loss(lp, old, adv, mask, hp.loss_type, hp.eps_low, hp.eps_high)
             opt.zero_grad()
             self.manual_backward(loss)
+            if hp.max_grad_norm is not None:  # TRL's default max_grad_norm = 1.0
+                self.clip_gradients(
+                    opt, gradient_clip_val=hp.max_grad_norm, gradient_clip_algorithm="norm"
+                )
             opt.step()
         pol.eval()
         self.step_rewards.append(float(np.mean(all_r)))

@@ -142,7 +142,7 @@ def grpo_trainer_anchor(
     group_size: int = 8,
     prompts_per_step: int = 8,
     num_iterations: int = 2,
-    lr: float = 1e-3,
+    lr: float = 1e-4,
     loss_type: str = "dapo",
     advantage: str | None = None,
     max_new: int = 24,
@@ -153,7 +153,7 @@ def grpo_trainer_anchor(
 
     The same rollout batch as ``PolicyRLModule`` (``prompts_per_step`` prompts x
     ``group_size`` completions, ``num_iterations`` optimiser steps per batch, Adam-type
-    optimiser at ``lr``, ``beta = 0``, clip 0.2 / 0.28); ``advantage=None`` keeps TRL's own
+    optimiser at ``lr``, gradient-norm clip 1.0, ``beta = 0``, clip 0.2 / 0.28); ``advantage=None`` keeps TRL's own
     sequence-level ``(R - mean) / std``, otherwise our provider's token-level advantages go in
     through ``token_advantage_trainer``. Returns held-out accuracy, the mean training reward
     over the steps and seconds per rollout step.
@@ -190,6 +190,7 @@ def grpo_trainer_anchor(
         lr_scheduler_type="constant",
         warmup_steps=0,
         weight_decay=0.0,
+        max_grad_norm=1.0,
         beta=0.0,
         epsilon=0.2,
         epsilon_high=0.28,
