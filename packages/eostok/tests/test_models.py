@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from eostok.apr import APRLoss
 from eostok.ar_prior import ARPrior, sample
-from eostok.frechet import feature_moments, frechet_distance, inception_fid, proxy_fid
+from eostok.frechet import feature_moments, frechet_distance, proxy_fid
 from eostok.tokenizer import OneDTokenizer
 
 
@@ -130,5 +130,3 @@ def test_proxy_fid_identical_sets_and_sample_size_check():
     assert proxy_fid(g, h) == pytest.approx(5.0, rel=0.1)
     with pytest.raises(ValueError, match="more samples"):
         feature_moments(torch.randn(5, 8))
-    with pytest.raises(RuntimeError, match="offline"):
-        inception_fid()

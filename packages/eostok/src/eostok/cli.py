@@ -1,7 +1,9 @@
 """Command line of eostok: ``eostok --help``.
 
 ``fit/validate/test/predict`` (LightningCLI over :class:`~eostok.eostok_module.EOSTokModule`
-and :class:`~eostok.digits_data.DigitsDataModule`), ``reproduce``, and the package commands
+and any data module, named in the config as ``data: {class_path: ...}``:
+:class:`~eostok.digits_data.DigitsDataModule`, :class:`~eostok.shapes_data.ShapesDataModule`
+or the real path :class:`~eostok.imagenet.HFImageDataModule`), ``reproduce``, and the package commands
 ``sample`` (a class-conditional sample grid from a checkpoint) and ``evaluate`` (all metric
 columns of a checkpoint on the test digits).
 """
@@ -97,13 +99,18 @@ def evaluate(checkpoint: Path, n_samples: int = 500, seed: int = 0) -> None:
 
 def build_cli() -> PaperCLI:
     """The package's CLI."""
-    from eostok.digits_data import DigitsDataModule
+    import lightning.pytorch as pl
+
+    import eostok.digits_data
+    import eostok.imagenet
+    import eostok.shapes_data  # noqa: F401 - the data modules a config may name
     from eostok.eostok_module import EOSTokModule
 
     return PaperCLI(
         PAPER,
         model_class=EOSTokModule,
-        datamodule_class=DigitsDataModule,
+        datamodule_class=pl.LightningDataModule,
+        subclass_mode_data=True,
         commands={"sample": sample, "evaluate": evaluate},
     )
 

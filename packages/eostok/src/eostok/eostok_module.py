@@ -6,7 +6,11 @@ Total loss of the joint stage (EOSTok, arXiv 2605.00503; weights configurable)::
 
 * ``L_rec = |x - Dec(z_q)|^2`` (nested dropout in training), ``L_vq`` codebook + commitment;
 * ``L_AR`` next-token CE; with ``ar_grad_to_tokenizer`` its gradient reaches the encoder and
-  codebook through the straight-through inputs of the prior (:mod:`eostok.ar_prior`);
+  codebook through the straight-through inputs of the prior (:mod:`eostok.ar_prior`), scaled
+  by ``ar_grad_scale`` after ``ar_grad_warmup_steps`` and a linear ramp
+  (:meth:`EOSTokModule.ar_tokenizer_grad_scale`; anti-collapse knobs, see the README);
+* ``L_vq`` may carry the codebook-entropy regulariser (``entropy_weight``,
+  :meth:`~eostok.quantizer.CosineVectorQuantizer.entropy_penalty`);
 * ``L_APR`` prediction-to-pixels reconstruction (:mod:`eostok.apr`);
 * ``L_align`` implicit alignment of decoder features to a frozen teacher (:mod:`eostok.alignment`).
 
@@ -26,6 +30,7 @@ from .alignment import ImplicitAlignment
 from .apr import APRLoss
 from .ar_prior import ARPrior
 from .feature_net import FeatureCNN
+from .grid_tokenizer import GridTokenizer
 from .tokenizer import OneDTokenizer
 
 Stage = Literal["tokenizer", "prior", "joint"]
@@ -46,7 +51,9 @@ class EOSTokModule(pl.LightningModule):
     def __init__(
         self,
         stage: Stage = "joint",
+        tokenizer_type: Literal["1d", "2d"] = "1d",
         image_size: int = 16,
+        channels: int = 1,
         patch_size: int = 4,
         num_latent_tokens: int = 8,
         token_dim: int = 8,
@@ -59,12 +66,19 @@ class EOSTokModule(pl.LightningModule):
         nested_dropout: bool = True,
         ar_weight: float = 1.0,
         ar_grad_to_tokenizer: bool = True,
+        ar_grad_scale: float = 1.0,
+        ar_grad_warmup_steps: int = 0,
+        ar_grad_ramp_steps: int = 0,
+        entropy_weight: float = 0.0,
+        entropy_temperature: float = 0.05,
         apr_weight: float = 0.0,
         apr_tau: float = 1.0,
         apr_hard: bool = False,
         align_weight: float = 0.0,
-        teacher: Literal["trained", "random"] = "trained",
+        teacher: Literal["trained", "random", "dinov2"] = "trained",
         teacher_seed: int = 1234,
+        teacher_dim: int = 32,
+        teacher_model_id: str = "facebook/dinov2-base",
         tokenizer_checkpoint: str | None = None,
         lr: float = 1e-3,
     ) -> None:
@@ -75,20 +89,40 @@ class EOSTokModule(pl.LightningModule):
             ("ar_weight", ar_weight),
             ("apr_weight", apr_weight),
             ("align_weight", align_weight),
+            ("ar_grad_scale", ar_grad_scale),
+            ("ar_grad_warmup_steps", ar_grad_warmup_steps),
+            ("ar_grad_ramp_steps", ar_grad_ramp_steps),
+            ("entropy_weight", entropy_weight),
         ):
             if w < 0:
                 raise ValueError(f"{name} must be non-negative, got {w}")
+        if tokenizer_type not in ("1d", "2d"):
+            raise ValueError(f"tokenizer_type must be '1d' or '2d', got {tokenizer_type!r}")
         self.save_hyperparameters()
-        self.tokenizer = OneDTokenizer(
-            image_size, patch_size, num_latent_tokens, token_dim, codebook_size, width, depth,
-            heads, nested_dropout=nested_dropout,
-        )  # fmt: skip
+        if tokenizer_type == "1d":
+            self.tokenizer = OneDTokenizer(
+                image_size, patch_size, num_latent_tokens, token_dim, codebook_size, width, depth,
+                heads, channels, nested_dropout=nested_dropout, entropy_weight=entropy_weight,
+                entropy_temperature=entropy_temperature,
+            )  # fmt: skip
+        else:  # the 2D-grid comparison row: P patch tokens in raster order, same ViT sizes
+            self.tokenizer = GridTokenizer(
+                image_size, patch_size, token_dim, codebook_size, width, depth, heads, channels,
+                entropy_weight=entropy_weight, entropy_temperature=entropy_temperature,
+            )  # fmt: skip
         self.prior = ARPrior(
-            num_latent_tokens, codebook_size, token_dim, num_classes, width, prior_depth, heads
-        )
+            self.tokenizer.num_latent_tokens, codebook_size, token_dim, num_classes, width,
+            prior_depth, heads,
+        )  # fmt: skip
         self.apr = APRLoss(apr_tau, apr_hard)
-        self.alignment = ImplicitAlignment(width, 32, self.tokenizer.grid)
-        self.teacher: FeatureCNN | None = None  # frozen, not a submodule (not in the checkpoint)
+        if teacher not in ("trained", "random", "dinov2"):
+            raise ValueError(f"teacher must be trained, random or dinov2, got {teacher!r}")
+        # teacher_dim: channels of the teacher's feature map (32 for FeatureCNN, 768 for
+        # dinov2-base)
+        self.alignment = ImplicitAlignment(width, teacher_dim, self.tokenizer.grid)
+        self.teacher: torch.nn.Module | None = (
+            None  # frozen, not a submodule (not in the checkpoint)
+        )
         if tokenizer_checkpoint is not None:
             state = torch.load(tokenizer_checkpoint, map_location="cpu", weights_only=False)
             state = state.get("state_dict", state)
@@ -104,9 +138,9 @@ class EOSTokModule(pl.LightningModule):
         for p in self.tokenizer.parameters():
             p.requires_grad_(stage != "prior")
 
-    def set_teacher(self, net: FeatureCNN) -> None:
-        """Use ``net`` (frozen) as the alignment teacher."""
-        self.teacher = net.eval()
+    def set_teacher(self, net: torch.nn.Module) -> None:
+        """Use ``net`` (frozen) as the alignment teacher (kept out of the checkpoint)."""
+        object.__setattr__(self, "teacher", net.eval())  # not a registered submodule
         for p in self.teacher.parameters():
             p.requires_grad_(False)
 
@@ -114,16 +148,32 @@ class EOSTokModule(pl.LightningModule):
         if self.hparams.align_weight > 0 and self.teacher is None:
             self.set_teacher(self.build_teacher())
 
-    def build_teacher(self) -> FeatureCNN:
-        """A frozen random CNN, or one trained on the real training digits (teacher seed)."""
+    def build_teacher(self) -> torch.nn.Module:
+        """A frozen random CNN, one trained (teacher seed) on the real training images, or DINOv2.
+
+        ``teacher="dinov2"`` loads ``teacher_model_id`` through the offline-aware loader
+        (:class:`~eostok.imagenet.DINOv2Teacher`; set ``teacher_dim`` to its width).
+
+        The training images are the attached datamodule's ``train_set`` when there is one
+        (digits, shapes, ...), else the upsampled digits.
+        """
         from .digits_data import load_digits_images
         from .feature_net import train_feature_net
 
         hp = self.hparams
+        if hp.teacher == "dinov2":
+            from .imagenet import DINOv2Teacher
+
+            return DINOv2Teacher(model_id=hp.teacher_model_id)
         if hp.teacher == "random":
             torch.manual_seed(hp.teacher_seed)
-            return FeatureCNN()
-        xtr, ytr, _, _ = load_digits_images(hp.image_size)
+            return FeatureCNN(hp.channels, hp.num_classes, image_size=hp.image_size)
+        dm = getattr(self._trainer, "datamodule", None) if self._trainer is not None else None
+        train_set = getattr(dm, "train_set", None)
+        if train_set is not None and hasattr(train_set, "tensors"):
+            xtr, ytr = train_set.tensors
+        else:
+            xtr, ytr, _, _ = load_digits_images(hp.image_size)
         return train_feature_net(xtr, ytr, seed=hp.teacher_seed)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -131,8 +181,32 @@ class EOSTokModule(pl.LightningModule):
         z_q, _, _ = self.tokenizer.encode(x)
         return self.tokenizer.decode(embeddings=z_q)[0]
 
-    def losses(self, batch) -> dict[str, torch.Tensor]:
-        """All loss terms of the current stage and their weighted sum ``loss``."""
+    def ar_tokenizer_grad_scale(self, step: int | None) -> float:
+        """Scale of the CE gradient that reaches the tokenizer at training step ``step``.
+
+        0 while ``step < ar_grad_warmup_steps`` (the tokenizer trains on ``L_rec + L_vq`` (+ APR,
+        align) and the prior on its codes, but CE does not yet shape the codes), then a linear
+        ramp over ``ar_grad_ramp_steps`` up to ``ar_grad_scale``; ``ar_grad_to_tokenizer=False``
+        gives 0 throughout. ``step=None`` (evaluation) gives the final scale.
+        """
+        hp = self.hparams
+        if not hp.ar_grad_to_tokenizer:
+            return 0.0
+        if step is None:
+            return float(hp.ar_grad_scale)
+        if step < hp.ar_grad_warmup_steps:
+            return 0.0
+        ramp = 1.0
+        if hp.ar_grad_ramp_steps > 0:
+            ramp = min(1.0, (step - hp.ar_grad_warmup_steps + 1) / hp.ar_grad_ramp_steps)
+        return float(hp.ar_grad_scale) * ramp
+
+    def losses(self, batch, step: int | None = None) -> dict[str, torch.Tensor]:
+        """All loss terms of the current stage and their weighted sum ``loss``.
+
+        ``step`` (the training step) drives the warm-up / ramp of the CE gradient to the
+        tokenizer (:meth:`ar_tokenizer_grad_scale`).
+        """
         x, y = batch
         hp = self.hparams
         zero = x.new_zeros(())
@@ -153,7 +227,9 @@ class EOSTokModule(pl.LightningModule):
             out["align"] = self.alignment(mid, self.teacher.to(x.device)(x)[0])
         total = out["rec"] + out["vq"] + hp.align_weight * out["align"]
         if self.stage == "joint":
-            ar_in = z_q if hp.ar_grad_to_tokenizer else z_q.detach()
+            # forward value z_q; backward: the CE gradient to the tokenizer times the scale
+            scale = self.ar_tokenizer_grad_scale(step)
+            ar_in = z_q.detach() if scale == 0.0 else z_q.detach() + scale * (z_q - z_q.detach())
             out["ar"], logits = self.prior.nll(ar_in, codes, y)
             if hp.apr_weight > 0:
                 out["apr"] = self.apr(self.tokenizer, logits, x)
@@ -162,7 +238,7 @@ class EOSTokModule(pl.LightningModule):
         return out
 
     def training_step(self, batch, batch_idx: int) -> torch.Tensor:
-        out = self.losses(batch)
+        out = self.losses(batch, step=self.global_step)
         self.log_dict({f"train/{k}": v for k, v in out.items()}, prog_bar=False)
         return out["loss"]
 

@@ -46,9 +46,35 @@ def proxy_fid(feats_a: torch.Tensor, feats_b: torch.Tensor) -> float:
     return frechet_distance(*feature_moments(feats_a), *feature_moments(feats_b))
 
 
-def inception_fid(*_args, **_kwargs) -> float:
-    """Inception FID (paper metric): needs torch-fidelity weights, unavailable offline."""
-    raise RuntimeError(
-        "Inception FID needs downloaded Inception weights (torch-fidelity); this offline "
-        "build only provides the proxy FID on the package-trained metric CNN"
-    )
+INCEPTION_OFFLINE = (
+    "Inception FID needs torch-fidelity's Inception-v3 weights, downloaded on first use, "
+    "and they could not be loaded ({cause}); offline, use proxy_fid on the package-trained "
+    "metric CNN (what `eostok reproduce` reports)"
+)
+
+
+def inception_fid(real: torch.Tensor, fake: torch.Tensor, batch_size: int = 64) -> float:
+    """The paper's gFID: torchmetrics' Inception-v3 FID (2048-d pool features).
+
+    ``real``, ``fake``: images ``(N, C, H, W)`` in [0, 1] (grey images are repeated to RGB).
+    Needs the ``real`` extra (torch-fidelity) and the Inception weights it downloads on first
+    use; without them one ``RuntimeError`` says so and names the offline proxy.
+    """
+    for name, x in (("real", real), ("fake", fake)):
+        if x.ndim != 4 or len(x) < 2:
+            raise ValueError(f"{name} images must be (N>=2, C, H, W), got {tuple(x.shape)}")
+    try:
+        from torchmetrics.image.fid import FrechetInceptionDistance
+
+        fid = FrechetInceptionDistance(feature=2048, normalize=True)
+    except (ImportError, ModuleNotFoundError) as exc:
+        raise RuntimeError(
+            INCEPTION_OFFLINE.format(cause=f"pip install 'eostok[real]': {exc}")
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - a failed weight download surfaces as many types
+        raise RuntimeError(INCEPTION_OFFLINE.format(cause=f"{type(exc).__name__}: {exc}")) from None
+    for flag, x in ((True, real), (False, fake)):
+        x = x.expand(-1, 3, -1, -1) if x.shape[1] == 1 else x
+        for i in range(0, len(x), batch_size):
+            fid.update(x[i : i + batch_size].clamp(0, 1), real=flag)
+    return float(fid.compute())

@@ -17,7 +17,10 @@ Map of the equations to code:
    :meth:`CosineVectorQuantizer.forward`;
 5. soft lookup ``e_hat = p @ E`` for the prediction-to-pixels (APR) loss:
    :meth:`CosineVectorQuantizer.lookup_soft`;
-6. codebook usage (fraction of codes used) and perplexity ``exp(H(p_code))``:
+6. codebook-entropy regulariser (as in MAGVIT-v2 / LFQ): with soft assignments
+   ``p_i = softmax(cos(z_i, E) / T)``, ``L_ent = mean_i H(p_i) - H(mean_i p_i)`` (confident
+   per-token assignment, spread-out batch usage): :meth:`CosineVectorQuantizer.entropy_penalty`;
+7. codebook usage (fraction of codes used) and perplexity ``exp(H(p_code))``:
    :func:`codebook_usage`.
 
 The quantizer is written here rather than taken from ``vector-quantize-pytorch``: the
@@ -48,6 +51,11 @@ class CosineVectorQuantizer(nn.Module):
         Dimension of a code.
     commitment:
         Weight beta of the commitment term (0.25 as in VQ-VAE / TiTok).
+    dead_code_patience:
+        Restart a code unused for this many training batches (0 = never).
+    entropy_weight, entropy_temperature:
+        Weight and softmax temperature of the codebook-entropy regulariser added to the VQ
+        loss in training (0 = off).
 
     Examples
     --------
@@ -59,7 +67,13 @@ class CosineVectorQuantizer(nn.Module):
     """
 
     def __init__(
-        self, codebook_size: int, dim: int, commitment: float = 0.25, dead_code_patience: int = 20
+        self,
+        codebook_size: int,
+        dim: int,
+        commitment: float = 0.25,
+        dead_code_patience: int = 20,
+        entropy_weight: float = 0.0,
+        entropy_temperature: float = 0.05,
     ) -> None:
         super().__init__()
         if codebook_size < 2:
@@ -69,6 +83,12 @@ class CosineVectorQuantizer(nn.Module):
         self.codebook_size = codebook_size
         self.dim = dim
         self.commitment = commitment
+        if entropy_weight < 0 or not entropy_temperature > 0:
+            raise ValueError(
+                "entropy_weight must be >= 0 and entropy_temperature > 0, got "
+                f"{entropy_weight} and {entropy_temperature}"
+            )
+        self.entropy_weight, self.entropy_temperature = entropy_weight, entropy_temperature
         self.embedding = nn.Parameter(torch.randn(codebook_size, dim))
         self.dead_code_patience = dead_code_patience
         self.register_buffer("initialized", torch.tensor(False))
@@ -118,6 +138,19 @@ class CosineVectorQuantizer(nn.Module):
             )
         return probs @ self.codebook
 
+    def entropy_penalty(self, z: torch.Tensor) -> torch.Tensor:
+        """``mean_i H(p_i) - H(mean_i p_i)`` of the soft assignments of ``z`` ``(..., dim)``.
+
+        Lies in ``[-log C, log C]``; minimal (``-log C``) when every vector is assigned to
+        one code with certainty and the codes are used uniformly.
+        """
+        sims = F.normalize(z, dim=-1).reshape(-1, self.dim) @ self.codebook.t()
+        logp = (sims / self.entropy_temperature).log_softmax(-1)  # (N, C)
+        per_token = -(logp.exp() * logp).sum(-1).mean()
+        avg = logp.exp().mean(0)
+        batch = -(avg * avg.clamp_min(1e-12).log()).sum()
+        return per_token - batch
+
     def forward(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Quantise ``z`` ``(..., dim)``: straight-through codes, indices and the VQ loss."""
         if self.training and not bool(self.initialized):
@@ -129,6 +162,8 @@ class CosineVectorQuantizer(nn.Module):
             idx = self.nearest(z)
         q = self.codebook[idx]
         loss = F.mse_loss(q, z.detach()) + self.commitment * F.mse_loss(z, q.detach())
+        if self.training and self.entropy_weight > 0:
+            loss = loss + self.entropy_weight * self.entropy_penalty(z)
         return straight_through(z, q), idx, loss
 
 

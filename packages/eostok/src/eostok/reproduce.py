@@ -1,23 +1,35 @@
 """``eostok reproduce``: two-stage vs end-to-end 1D tokenizer + AR at CPU scale.
 
 Paper: "End-to-end autoregressive image generation with a 1D semantic tokenizer" (EOSTok,
-arXiv 2605.00503). One run, same data (upsampled scikit-learn digits), same tokenizer and
-prior sizes, same seed and step budget, trains
+arXiv 2605.00503). One run, same data, same tokenizer and prior sizes, same seed and step
+budget, trains
 
-* **two-stage**: tokenizer (``L_rec + L_vq``) for ``steps``, then the prior on frozen codes
+* **two-stage**: 1D tokenizer (``L_rec + L_vq``) for ``steps``, then the prior on frozen codes
   for ``steps`` (the TiTok/LlamaGen pipeline; the anchor);
+* **two-stage, 2D grid**: the same with a patch-grid tokenizer (one token per patch, raster
+  AR; VQGAN/LlamaGen-style), equal ViT sizes (:class:`~eostok.grid_tokenizer.GridTokenizer`);
 * **e2e CE-only**: joint training, the CE gradient reaches the tokenizer, no APR;
 * **e2e + APR**: joint, plus the prediction-to-pixels loss;
 * **e2e + APR + align**: plus implicit alignment to a package-trained teacher CNN;
 * **e2e + APR, CE stops at prior**: the ablation where the CE gradient does not reach the
-  tokenizer,
+  tokenizer;
+* **e2e + APR (+ align), CE warm-up**: the anti-collapse schedule (:data:`WARMUP`): the CE
+  gradient reaches the tokenizer only after a warm-up, scaled down
+  (:meth:`~eostok.eostok_module.EOSTokModule.ar_tokenizer_grad_scale`),
 
-and evaluates each with the metric CNN (a different seed from the teacher). Columns: see
-:mod:`eostok.evaluation`. A real-data floor (train vs test digits) anchors the proxy FID.
+on the upsampled scikit-learn digits (16x16, 10 classes), and the anchor against the
+end-to-end schedule on the procedural shapes (32x32 RGB, 18 classes,
+:mod:`eostok.shapes_data`). The key cells (two-stage and e2e + APR + align with the warm-up)
+are repeated over three seeds. Each model is evaluated with the metric CNN (a different seed
+from the alignment teacher); columns: see :mod:`eostok.evaluation`. A real-data floor (train
+vs test images) anchors the proxy FID.
 """
 
 from __future__ import annotations
 
+import multiprocessing as mp
+import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,9 +42,16 @@ from .eostok_module import EOSTokModule
 from .evaluation import evaluate_model, generate
 from .feature_net import accuracy, train_feature_net
 from .frechet import proxy_fid
+from .shapes_data import load_shapes_images
+
+# Anti-collapse schedule of the CE gradient to the tokenizer (configurable in the module):
+# none for the first 40 % of the steps (the tokenizer leaves the mean-image plateau on
+# L_rec + APR while the prior already trains on its codes), then scaled by 0.1.
+WARMUP = dict(ar_grad_warmup_frac=0.4, ar_grad_scale=0.1)
 
 VARIANTS = {
     "two-stage": dict(stage="two-stage"),
+    "two-stage, 2D grid": dict(stage="two-stage", tokenizer_type="2d"),
     "e2e CE-only": dict(stage="joint", apr_weight=0.0, align_weight=0.0),
     "e2e + APR": dict(stage="joint", apr_weight=1.0, align_weight=0.0),
     "e2e + APR + align": dict(stage="joint", apr_weight=1.0, align_weight=0.5),
@@ -40,19 +59,27 @@ VARIANTS = {
     "e2e + APR, CE stops at prior": dict(
         stage="joint", apr_weight=1.0, align_weight=0.0, ar_grad_to_tokenizer=False
     ),
+    "e2e + APR, CE warm-up": dict(stage="joint", apr_weight=1.0, align_weight=0.0, **WARMUP),
+    "e2e + APR + align, CE warm-up": dict(
+        stage="joint", apr_weight=1.0, align_weight=0.5, **WARMUP
+    ),
 }
-COLUMNS = [
-    "variant",
-    "seed",
+KEY_VARIANTS = ("two-stage", "e2e + APR + align, CE warm-up")
+SHAPES_VARIANTS = ("two-stage", "e2e + APR", "e2e + APR + align, CE warm-up")
+METRICS = [
     "PSNR",
+    "SSIM",
     "usage",
     "perplexity",
     "AR NLL",
     "rFID",
     "gFID",
+    "precision",
+    "recall",
     "class acc",
     "time",
 ]
+UNITS = {"PSNR": "dB", "AR NLL": "nats/token", "time": "s"}
 
 
 @dataclass(frozen=True)
@@ -60,9 +87,11 @@ class Setting:
     """Sizes of one reproduce run."""
 
     steps: int
-    seeds: tuple[int, ...]
+    key_seeds: tuple[int, ...]
     n_samples: int
     feature_steps: int
+    shapes_steps: int
+    shapes_n_train: int = 3600
     batch_size: int = 64
     codebook_size: int = 64
     num_latent_tokens: int = 8
@@ -71,22 +100,58 @@ class Setting:
 
 # At 250 steps every variant, two-stage included, still sat on the mean-image plateau
 # (PSNR 13.6 dB); 1000 steps let the two-stage tokenizer leave it.
-QUICK = Setting(steps=1000, seeds=(0,), n_samples=400, feature_steps=250)
-FULL = Setting(steps=2500, seeds=(0, 1, 2), n_samples=1000, feature_steps=600)
+QUICK = Setting(steps=1000, key_seeds=(0, 1, 2), n_samples=400, feature_steps=250,
+                shapes_steps=1000, shapes_n_train=1800)  # fmt: skip
+FULL = Setting(steps=2500, key_seeds=(0, 1, 2), n_samples=1000, feature_steps=600,
+               shapes_steps=2500)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Images and the model geometry of one benchmark dataset."""
+
+    name: str
+    xtr: torch.Tensor
+    ytr: torch.Tensor
+    xte: torch.Tensor
+    yte: torch.Tensor
+    patch_size: int
+
+    @property
+    def geometry(self) -> dict:
+        return dict(
+            image_size=self.xtr.shape[-1],
+            channels=self.xtr.shape[1],
+            num_classes=int(self.ytr.max()) + 1,
+            patch_size=self.patch_size,
+        )
 
 
 def train_variant(
-    name: str, s: Setting, xtr, ytr, teacher, seed: int
+    name: str,
+    s: Setting,
+    xtr,
+    ytr,
+    teacher,
+    seed: int,
+    config: dict | None = None,
+    steps: int | None = None,
+    geometry: dict | None = None,
 ) -> tuple[EOSTokModule, float]:
     """Train one variant with Adam; returns the module and its wall time (s)."""
-    cfg = dict(VARIANTS[name])
+    cfg = dict(VARIANTS[name] if config is None else config)
     stage = cfg.pop("stage")
+    steps = s.steps if steps is None else steps
+    frac = cfg.pop("ar_grad_warmup_frac", None)
+    if frac is not None:
+        cfg["ar_grad_warmup_steps"] = int(frac * steps)
     torch.manual_seed(seed)
     module = EOSTokModule(
         stage="tokenizer" if stage == "two-stage" else stage,
         codebook_size=s.codebook_size,
         num_latent_tokens=s.num_latent_tokens,
         width=s.width,
+        **(geometry or {}),
         **cfg,
     )
     if module.hparams.align_weight > 0:
@@ -98,78 +163,172 @@ def train_variant(
         module.set_stage(phase)
         module.train()
         opt = module.configure_optimizers()
-        for _ in range(s.steps):
+        for step in range(steps):
             idx = torch.randint(0, len(xtr), (s.batch_size,), generator=gen)
-            loss = module.losses((xtr[idx], ytr[idx]))["loss"]
+            loss = module.losses((xtr[idx], ytr[idx]), step=step)["loss"]
             opt.zero_grad()
             loss.backward()
             opt.step()
     return module, time.perf_counter() - start
 
 
-def _grid_figure(images: dict[str, torch.Tensor]):
+def _grid_figure(images: dict[str, torch.Tensor], rows: int, title: str):
+    """One panel per variant: ``rows`` classes x ``n // rows`` samples."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(images), figsize=(3 * len(images), 3.2))
+    fig, axes = plt.subplots(1, len(images), figsize=(2.6 * len(images), 3.2))
     for ax, (name, imgs) in zip(axes, images.items(), strict=True):
-        grid = imgs[:100, 0].reshape(10, 10, *imgs.shape[-2:]).permute(1, 2, 0, 3)
-        grid = grid.reshape(10 * imgs.shape[-2], 10 * imgs.shape[-1])
-        ax.imshow(grid.numpy(), cmap="gray", vmin=0, vmax=1)
-        ax.set_title(name, fontsize=9)
+        n, c, h, w = imgs.shape
+        cols = n // rows
+        grid = imgs[: rows * cols].reshape(cols, rows, c, h, w)  # sample-major: label = i % rows
+        grid = grid.permute(1, 3, 0, 4, 2).reshape(rows * h, cols * w, c)
+        if c == 1:
+            ax.imshow(grid[..., 0].numpy(), cmap="gray", vmin=0, vmax=1)
+        else:
+            ax.imshow(grid.numpy())
+        ax.set_title(name, fontsize=8)
         ax.axis("off")
+    fig.suptitle(title, fontsize=9)
     return fig
+
+
+def _log(msg: str) -> None:
+    print(f"[eostok reproduce] {msg}", file=sys.stderr, flush=True)
+
+
+def _job(args: tuple) -> tuple[dict, torch.Tensor | None]:
+    """One ``(variant, seed)`` run: train, evaluate, and (for the base seed) sample a grid."""
+    name, sd, base_seed, s, steps, data, teacher, metric = args
+    torch.set_num_threads(1)
+    _log(f"{data.name}: training {name!r} (seed {sd}, {steps} steps)")
+    module, wall = train_variant(
+        name, s, data.xtr, data.ytr, teacher, sd, steps=steps, geometry=data.geometry
+    )
+    row = evaluate_model(module, data.xte, data.yte, metric, s.n_samples, seed=sd)
+    _log(f"{data.name}: {name!r} seed {sd}: " + ", ".join(f"{k} {v:.4g}" for k, v in row.items()))
+    samples = None
+    if sd == base_seed:
+        k = data.geometry["num_classes"]
+        samples = generate(module, torch.arange(6 * k) % k, seed=sd)
+    return dict(variant=name, seed=sd, time=wall, **row), samples
+
+
+def reproduce_workers() -> int:
+    """Worker processes for the independent runs: ``EOSTOK_REPRODUCE_WORKERS`` or min(2, CPUs).
+
+    Every run is seeded on its own, so the numbers do not depend on the worker count.
+    """
+    env = os.environ.get("EOSTOK_REPRODUCE_WORKERS")
+    if env is not None:
+        if not env.isdigit() or int(env) < 1:
+            raise ValueError(f"EOSTOK_REPRODUCE_WORKERS must be a positive integer, got {env!r}")
+        return int(env)
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def _run_table(
+    title: str,
+    data: Dataset,
+    variants: list[tuple[str, int]],
+    s: Setting,
+    steps: int,
+    seed: int,
+) -> tuple[Table, dict[str, torch.Tensor], int]:
+    """Train and evaluate ``(variant, seed)`` pairs on ``data``; the table and sample grids."""
+    teacher = train_feature_net(data.xtr, data.ytr, seed=seed + 1000, steps=s.feature_steps)
+    metric = train_feature_net(data.xtr, data.ytr, seed=seed + 2000, steps=s.feature_steps)
+    f_tr, f_te = metric(data.xtr)[1], metric(data.xte)[1]
+    floor = proxy_fid(f_tr, f_te)
+    table = Table(
+        title,
+        ["variant", "seed", *METRICS],
+        units=UNITS,
+        notes=(
+            f"PSNR/SSIM/usage/perplexity/AR NLL on the {len(data.xte)} test images; rFID = proxy "
+            "FID of reconstructions, gFID = proxy FID of class-conditional samples (temperature "
+            "1, no top-k, no guidance), precision/recall (k=3) of the samples, all against the "
+            "test images on the metric CNN's 16-d features; class acc = metric CNN accuracy on "
+            f"the samples. Real-data floor (train vs test images): gFID = {floor:.4g}. Metric "
+            f"CNN test accuracy {accuracy(metric, data.xte, data.yte):.3f}, alignment teacher "
+            f"{accuracy(teacher, data.xte, data.yte):.3f}. {steps} Adam steps per stage."
+        ),
+    )
+    jobs = [(name, sd, seed, s, steps, data, teacher, metric) for name, sd in variants]
+    workers = min(reproduce_workers(), len(jobs))
+    if workers > 1:
+        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        with ctx.Pool(workers) as pool:
+            results = pool.map(_job, jobs, chunksize=1)
+    else:
+        results = [_job(j) for j in jobs]
+    samples: dict[str, torch.Tensor] = {}
+    for (name, _), (row, grid) in zip(variants, results, strict=True):
+        table.add_row(**row)
+        if grid is not None:
+            samples[name] = grid
+    return table, samples, data.geometry["num_classes"]
+
+
+def _seed_summary(table: Table, names: tuple[str, ...], seeds: tuple[int, ...]) -> Table:
+    """Mean and standard deviation over seeds of the key cells."""
+    out = Table(
+        f"Key cells: mean ± std over seeds {list(seeds)}",
+        ["variant", "n", *[c for c in METRICS if c != "time"]],
+        units={k: v for k, v in UNITS.items() if k != "time"},
+    )
+    for name in names:
+        rows = [r for r in table.rows if r["variant"] == name and r["seed"] in seeds]
+        cells = {}
+        for c in METRICS:
+            if c == "time":
+                continue
+            v = torch.tensor([float(r[c]) for r in rows], dtype=torch.float64)
+            sd = float(v.std()) if len(v) > 1 else 0.0
+            cells[c] = f"{float(v.mean()):.4g} ± {sd:.2g}"
+        out.add_row(variant=name, n=len(rows), **cells)
+    return out
 
 
 def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     """Train the variants, evaluate them against the real-data floor, return the report."""
     torch.set_num_threads(1)
     s = QUICK if quick else FULL
-    seeds = tuple(seed + k for k in s.seeds)
-    xtr, ytr, xte, yte = load_digits_images(seed=seed)
-    teacher = train_feature_net(xtr, ytr, seed=seed + 1000, steps=s.feature_steps)
-    metric = train_feature_net(xtr, ytr, seed=seed + 2000, steps=s.feature_steps)
-    floor = proxy_fid(metric(xtr)[1], metric(xte)[1])
-    table = Table(
-        "Two-stage vs end-to-end (upsampled digits 16x16, K=8 tokens, C=64 codes)",
-        COLUMNS,
-        units={"PSNR": "dB", "AR NLL": "nats/token", "time": "s"},
-        notes=(
-            "PSNR/usage/perplexity/AR NLL on the 449 test digits; rFID = proxy FID of "
-            "reconstructions, gFID = proxy FID of class-conditional samples (temperature 1, "
-            "no top-k, no guidance), both against the test digits on the metric CNN's "
-            f"16-d features; class acc = metric CNN accuracy on the samples. "
-            f"Real-data floor (train vs test digits) gFID = {floor:.4g}; metric CNN test "
-            f"accuracy {accuracy(metric, xte, yte):.3f}, teacher {accuracy(teacher, xte, yte):.3f}."
-        ),
-    )
-    samples: dict[str, torch.Tensor] = {}
-    for sd in seeds:
-        for name in VARIANTS:
-            module, wall = train_variant(name, s, xtr, ytr, teacher, sd)
-            row = evaluate_model(module, xte, yte, metric, s.n_samples, seed=sd)
-            table.add_row(variant=name, seed=sd, time=wall, **row)
-            if sd == seeds[0]:
-                samples[name] = generate(module, torch.arange(100) % 10, seed=sd)
+    key_seeds = tuple(seed + k for k in s.key_seeds)
     report = Report("eostok", out)
+
+    digits = Dataset("digits", *load_digits_images(seed=seed), patch_size=4)
+    runs = [(name, seed) for name in VARIANTS]
+    runs += [(name, sd) for sd in key_seeds if sd != seed for name in KEY_VARIANTS]
+    table, samples, k = _run_table(
+        f"Two-stage vs end-to-end: upsampled digits 16x16, K={s.num_latent_tokens} tokens "
+        f"(2D grid: 16), C={s.codebook_size} codes",
+        digits, runs, s, s.steps, seed,
+    )  # fmt: skip
     report.add_table(table)
-    if len(seeds) > 1:
-        mean = Table(f"Mean over seeds {list(seeds)}", [c for c in COLUMNS if c != "seed"])
-        for name in VARIANTS:
-            rows = [r for r in table.rows if r["variant"] == name]
-            mean.add_row(
-                variant=name,
-                **{c: sum(r[c] for r in rows) / len(rows) for c in COLUMNS[2:]},
-            )
-        report.add_table(mean)
-    report.save_figure(_grid_figure(samples), "samples.png")
+    report.add_table(_seed_summary(table, KEY_VARIANTS, key_seeds))
+    report.save_figure(_grid_figure(samples, k, "digits: rows = classes"), "samples_digits.png")
+
+    n_test = max(18, s.shapes_n_train // 4)
+    shapes = Dataset(
+        "shapes", *load_shapes_images(s.shapes_n_train, n_test, 32, seed=seed), patch_size=8
+    )
+    table, samples, k = _run_table(
+        f"Shapes 32x32 RGB (18 classes), K={s.num_latent_tokens} tokens, C={s.codebook_size}",
+        shapes, [(name, seed) for name in SHAPES_VARIANTS], s, s.shapes_steps, seed,
+    )  # fmt: skip
+    report.add_table(table)
+    report.save_figure(_grid_figure(samples, k, "shapes: rows = classes"), "samples_shapes.png")
     report.note(
-        f"Each variant: {s.steps} Adam steps (two-stage: {s.steps} tokenizer + {s.steps} prior) of "
-        f"batch {s.batch_size}, tokenizer ViT width {s.width}, depth 2, patch 4. Alignment teacher "
-        "and metric network are two small CNNs trained here on the training digits with different "
-        "seeds (not DINOv2 / Inception). Samples: one column of the figure per variant, rows = classes."
+        f"Tokenizer ViT width {s.width}, depth 2 (encoder and decoder), patch 4 (digits) / 8 "
+        f"(shapes); AR prior width {s.width}, depth 2; batch {s.batch_size}; two-stage = the "
+        "same number of steps for the tokenizer, then for the prior. CE warm-up: "
+        f"{WARMUP['ar_grad_warmup_frac']:.0%} of the steps without the CE gradient to the "
+        f"tokenizer, then scaled by {WARMUP['ar_grad_scale']}. Alignment teacher and metric "
+        "network are two small CNNs trained here on the training images with different seeds "
+        "(not DINOv2 / Inception). Figures: one panel per variant, rows = classes."
     )
     report.write()
     return report

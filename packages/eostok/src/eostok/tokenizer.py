@@ -55,6 +55,8 @@ class OneDTokenizer(nn.Module):
         Image channels.
     nested_dropout:
         Apply tail dropout in training mode.
+    entropy_weight, entropy_temperature:
+        Codebook-entropy regulariser of the quantizer (0 = off).
 
     Examples
     --------
@@ -78,6 +80,8 @@ class OneDTokenizer(nn.Module):
         heads: int = 4,
         channels: int = 1,
         nested_dropout: bool = True,
+        entropy_weight: float = 0.0,
+        entropy_temperature: float = 0.05,
     ) -> None:
         super().__init__()
         if patch_size < 1 or image_size % patch_size:
@@ -100,7 +104,12 @@ class OneDTokenizer(nn.Module):
         self.encoder = vit_blocks(width, depth, heads)
         self.enc_norm = nn.LayerNorm(width)
         self.to_code = nn.Linear(width, token_dim)
-        self.quantizer = CosineVectorQuantizer(codebook_size, token_dim)
+        self.quantizer = CosineVectorQuantizer(
+            codebook_size,
+            token_dim,
+            entropy_weight=entropy_weight,
+            entropy_temperature=entropy_temperature,
+        )
         # decoder
         self.from_code = nn.Linear(token_dim, width)
         self.drop_token = nn.Parameter(torch.zeros(1, 1, token_dim))

@@ -1,0 +1,196 @@
+"""The real path of EOSTok (arXiv 2605.00503): ImageNet images and a DINOv2 alignment teacher.
+
+The paper trains on ImageNet-1k at 256x256 and aligns the decoder to DINOv2 features. Both
+need downloads (ImageNet is gated on the Hugging Face Hub), so they go through the workspace's
+offline-aware loaders (:mod:`icml26_shared.hub`): without network and without a local copy
+they fail within seconds with one message naming the dataset / model and the offline
+alternative (``ShapesDataModule`` / ``DigitsDataModule`` and the package-trained teacher).
+
+* :class:`HFImageDataModule`: any image-classification dataset ``datasets`` can load (a Hub
+  id such as ``ILSVRC/imagenet-1k``, or a local ``imagefolder`` directory), resized and
+  centre-cropped to ``image_size``, in [0, 1];
+* :class:`DINOv2Teacher`: a ``transformers`` DINOv2 backbone wrapped with the interface of
+  :class:`~eostok.feature_net.FeatureCNN` (feature map ``(B, D, h, w)`` of patch tokens,
+  pooled embedding, no logits), for the implicit alignment
+  (:class:`~eostok.alignment.ImplicitAlignment`);
+* the Inception gFID is :func:`eostok.frechet.inception_fid`.
+
+Needs the ``real`` extra (``pip install 'eostok[real]'``).
+"""
+
+from __future__ import annotations
+
+import lightning.pytorch as pl
+import torch
+import torch.nn.functional as F
+from icml26_shared.hub import HubUnavailableError, from_pretrained, load_dataset
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+OFFLINE_DATA_HINT = (
+    "use the offline data (ShapesDataModule: procedural 32x32 shapes, or DigitsDataModule), "
+    "or pass a local imagefolder directory as path"
+)
+OFFLINE_TEACHER_HINT = "use the package-trained teacher CNN (teacher='trained')"
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+
+def to_tensor_image(image, image_size: int) -> torch.Tensor:
+    """A PIL image -> ``(3, S, S)`` float in [0, 1]: resize the short side, centre crop."""
+    import numpy as np
+
+    arr = torch.from_numpy(np.asarray(image.convert("RGB"), dtype=np.float32) / 255.0)
+    x = arr.permute(2, 0, 1)[None]  # (1, 3, H, W)
+    h, w = x.shape[-2:]
+    scale = image_size / min(h, w)
+    nh, nw = max(image_size, round(h * scale)), max(image_size, round(w * scale))
+    x = F.interpolate(x, size=(nh, nw), mode="bilinear", antialias=True, align_corners=False)
+    top, left = (nh - image_size) // 2, (nw - image_size) // 2
+    return x[0, :, top : top + image_size, left : left + image_size].clamp(0, 1)
+
+
+class HFImageSplit(Dataset):
+    """One split of a ``datasets`` image dataset as ``(image (3,S,S), label)`` pairs."""
+
+    def __init__(self, split, image_size: int, image_key: str, label_key: str) -> None:
+        self.split, self.image_size = split, image_size
+        self.image_key, self.label_key = image_key, label_key
+
+    def __len__(self) -> int:
+        return len(self.split)
+
+    def __getitem__(self, i: int):
+        row = self.split[int(i)]
+        return to_tensor_image(row[self.image_key], self.image_size), int(row[self.label_key])
+
+
+class HFImageDataModule(pl.LightningDataModule):
+    """Image classification data through ``datasets`` (ImageNet-1k by default).
+
+    Parameters
+    ----------
+    path:
+        Hub dataset id (``ILSVRC/imagenet-1k``, gated: accept its terms and log in) or a local
+        directory (``imagefolder`` layout ``<class>/<image>``).
+    image_size:
+        Side of the square crops (256 in the paper).
+    train_split, test_split:
+        Split names; when ``test_split`` is missing a seeded ``test_fraction`` of the train
+        split is held out.
+    image_key, label_key:
+        Column names of the image and the class label.
+
+    Offline without a local copy, :meth:`setup` raises ``ConnectionError`` naming the
+    dataset and the offline data.
+    """
+
+    def __init__(
+        self,
+        path: str = "ILSVRC/imagenet-1k",
+        image_size: int = 256,
+        batch_size: int = 64,
+        train_split: str = "train",
+        test_split: str = "validation",
+        test_fraction: float = 0.1,
+        image_key: str = "image",
+        label_key: str = "label",
+        num_workers: int = 0,
+        seed: int = 0,
+    ) -> None:
+        super().__init__()
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self.save_hyperparameters()
+
+    def setup(self, stage: str | None = None) -> None:
+        hp = self.hparams
+        try:
+            ds = load_dataset(hp.path, offline_hint=OFFLINE_DATA_HINT)
+        except HubUnavailableError as exc:  # an OSError: the CLI prints it as one line
+            raise ConnectionError(str(exc)) from exc
+        train = ds[hp.train_split]
+        if hp.test_split in ds:
+            test = ds[hp.test_split]
+        else:
+            parts = train.train_test_split(test_size=hp.test_fraction, seed=hp.seed)
+            train, test = parts["train"], parts["test"]
+        names = getattr(train.features.get(hp.label_key), "names", None)
+        self.num_classes = len(names) if names else len(set(train[hp.label_key]))
+        self.train_set = HFImageSplit(train, hp.image_size, hp.image_key, hp.label_key)
+        self.test_set = HFImageSplit(test, hp.image_size, hp.image_key, hp.label_key)
+
+    def _loader(self, data, shuffle: bool) -> DataLoader:
+        g = torch.Generator().manual_seed(self.hparams.seed)
+        return DataLoader(
+            data, self.hparams.batch_size, shuffle=shuffle, drop_last=shuffle, generator=g,
+            num_workers=self.hparams.num_workers,
+        )  # fmt: skip
+
+    def train_dataloader(self) -> DataLoader:
+        return self._loader(self.train_set, True)
+
+    def val_dataloader(self) -> DataLoader:
+        return self._loader(self.test_set, False)
+
+    def test_dataloader(self) -> DataLoader:
+        return self._loader(self.test_set, False)
+
+    def predict_dataloader(self) -> DataLoader:
+        return self._loader(self.test_set, False)
+
+
+class DINOv2Teacher(nn.Module):
+    """A frozen DINOv2 backbone as the implicit-alignment teacher (the paper's VFM).
+
+    ``forward(x)`` for images ``(B, 3, H, W)`` in [0, 1] returns the patch-token feature map
+    ``(B, D, h, w)``, the CLS embedding ``(B, D)`` and ``None`` (no classifier), like
+    :class:`~eostok.feature_net.FeatureCNN`. Images are resized to ``input_size`` and
+    normalised with the ImageNet statistics DINOv2 was trained with.
+
+    Parameters
+    ----------
+    model:
+        A ``transformers`` ``Dinov2Model`` (or compatible), or ``None`` to load ``model_id``.
+    model_id:
+        Hub id, ``facebook/dinov2-base`` by default (offline: only the local cache is tried).
+    input_size:
+        Input side (a multiple of the model's patch size; 224 = 16x16 patches of 14).
+    """
+
+    def __init__(
+        self, model: nn.Module | None = None, model_id: str = "facebook/dinov2-base",
+        input_size: int = 224,
+    ) -> None:  # fmt: skip
+        super().__init__()
+        if model is None:
+            from transformers import AutoModel
+
+            try:
+                model = from_pretrained(AutoModel, model_id, offline_hint=OFFLINE_TEACHER_HINT)
+            except HubUnavailableError as exc:  # an OSError: the CLI prints it as one line
+                raise ConnectionError(str(exc)) from exc
+        self.model = model.eval()
+        for p in self.model.parameters():
+            p.requires_grad_(False)
+        self.patch = int(model.config.patch_size)
+        if input_size % self.patch:
+            raise ValueError(f"input_size {input_size} is not a multiple of patch {self.patch}")
+        self.input_size = input_size
+        self.register_buffer("mean", torch.tensor(IMAGENET_MEAN).view(1, 3, 1, 1), False)
+        self.register_buffer("std", torch.tensor(IMAGENET_STD).view(1, 3, 1, 1), False)
+
+    @property
+    def feature_dim(self) -> int:
+        """Channels D of the feature map."""
+        return int(self.model.config.hidden_size)
+
+    @torch.no_grad()
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, None]:
+        if x.shape[1] == 1:
+            x = x.expand(-1, 3, -1, -1)
+        x = F.interpolate(x, size=self.input_size, mode="bilinear", align_corners=False)
+        h = self.model(pixel_values=(x - self.mean) / self.std).last_hidden_state  # (B, 1+hw, D)
+        g = self.input_size // self.patch
+        fmap = h[:, 1:].transpose(1, 2).reshape(len(x), -1, g, g)  # (B, D, g, g)
+        return fmap, h[:, 0], None
