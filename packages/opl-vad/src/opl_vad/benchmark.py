@@ -16,6 +16,8 @@ of the features the head sees on the test set, and the training time.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import time
 import warnings
 
@@ -44,7 +46,7 @@ def _trainer(epochs: int):
 def run_method(
     method: str,
     head: str,
-    data: SyntheticVADDataModule,
+    data: SyntheticVADDataModule,  # or its image variant, FaceFrameVADDataModule
     epochs: int = 30,
     rank_task: int = 8,
     rank_face: int = 4,
@@ -70,11 +72,10 @@ def run_method(
         X = train.features.reshape(-1, D)
         face = train.face.reshape(-1)
         eraser = fit_leace(X, face) if method == "LEACE" else fit_inlp(X, face, seed=seed)
-        data = SyntheticVADDataModule(**data.hparams)
-        data.setup()
-        data.train_data.features = eraser(data.train_data.features)
-        data.test_data.features = eraser(data.test_data.features)
-        test = data.test_data
+        erased = copy.copy(data)  # same data module, erased copies of its two splits
+        erased.train_data = dataclasses.replace(train, features=eraser(train.features))
+        erased.test_data = dataclasses.replace(test, features=eraser(test.features))
+        data, test = erased, erased.test_data
     projection = {"OPL": "opl", "G-OPL": "gopl", "G-OPL+C": "gopl"}.get(method, "none")
     contrast_weight = contrast_weight if method == "G-OPL+C" else 0.0
     pl.seed_everything(seed, verbose=False)

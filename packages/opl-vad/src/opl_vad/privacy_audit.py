@@ -16,6 +16,11 @@ attributes next to the detection metrics. :class:`PrivacyAudit` runs on snippet 
 - ``face_angle_deg``: when a planted face basis and a learned removed basis are given, the
   largest principal angle between the planted face subspace and the learned one
   (``scipy.linalg.subspace_angles``), in degrees.
+
+:func:`privacy_utility` turns two audits (a method's and the unprotected model's, same head,
+data and seed) into the joint utility-privacy report: the AUC change and the fraction of the
+above-chance face leakage the method removed. (The paper's own four privacy metrics, SSC /
+ARD / PD / FPD, are not publicly defined; these two are ours and say what they measure.)
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PrivacyAudit", "largest_angle_deg"]
+__all__ = ["PrivacyAudit", "largest_angle_deg", "privacy_utility"]
 
 
 def largest_angle_deg(planted: np.ndarray, learned: np.ndarray) -> float:
@@ -43,6 +48,27 @@ def largest_angle_deg(planted: np.ndarray, learned: np.ndarray) -> float:
     from scipy.linalg import subspace_angles
 
     return float(np.degrees(subspace_angles(planted, learned).max()))
+
+
+def privacy_utility(
+    auc: float, probe: float, chance: float, auc_ref: float, probe_ref: float
+) -> dict[str, float]:
+    """Joint utility-privacy scores of a method against the unprotected reference.
+
+    - ``delta_auc = auc - auc_ref`` (utility kept; 0 = unchanged, positive = better);
+    - ``leak_removed = (probe_ref - probe) / (probe_ref - chance)``: the share of the
+      reference's above-chance face-probe accuracy that is gone (1 = probe at chance,
+      0 = no change, negative = more leakage; NaN when the reference does not leak).
+
+    Examples
+    --------
+    >>> r = privacy_utility(auc=0.95, probe=0.55, chance=0.5, auc_ref=0.97, probe_ref=0.9)
+    >>> round(r["delta_auc"], 3), round(r["leak_removed"], 3)
+    (-0.02, 0.875)
+    """
+    gap = probe_ref - chance
+    leak = (probe_ref - probe) / gap if gap > 1e-9 else float("nan")
+    return {"delta_auc": float(auc - auc_ref), "leak_removed": float(leak)}
 
 
 @dataclass
