@@ -16,7 +16,12 @@ skill mix beats perception-only data on multi-hop (KnowVidR) items; GRPO adds ov
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import sys
+import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -63,6 +68,38 @@ def _outputs(module, dm) -> dict[str, str]:
     return outs
 
 
+@contextlib.contextmanager
+def _quiet_lightning():
+    """Silence the Trainer's informational lines and warnings (progress goes to stderr instead)."""
+    import lightning.pytorch  # noqa: F401 - its import sets this logger's level to INFO
+
+    logger = logging.getLogger("lightning.pytorch")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+class _Stages:
+    """One progress line per stage on stderr, with the elapsed wall time."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.n, self.t0 = total, 0, time.perf_counter()
+
+    def __call__(self, what: str) -> None:
+        self.n += 1
+        dt = time.perf_counter() - self.t0
+        print(
+            f"videokr reproduce [{self.n}/{self.total}, {dt:.0f} s] {what}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 QUICK = {"n_videos": 150, "sft_steps": 300, "grpo_steps": 15, "group": 4, "grpo_batch": 8}
 FULL = {"n_videos": 400, "sft_steps": 900, "grpo_steps": 60, "group": 8, "grpo_batch": 8}
 
@@ -81,16 +118,24 @@ def run_synthkr(
     group: int,
     grpo_batch: int,
 ) -> Report:
-    """The reproduce run at a given size (``QUICK`` / ``FULL``)."""
-    import lightning.pytorch as pl
+    """The reproduce run at a given size (``QUICK`` / ``FULL``); progress lines on stderr."""
     import torch
+
+    torch.set_num_threads(int(os.environ.get("VIDEOKR_THREADS", "1")))
+    with _quiet_lightning():
+        return _run(out, seed, n_videos, sft_steps, grpo_steps, group, grpo_batch)
+
+
+def _run(out, seed, n_videos, sft_steps, grpo_steps, group, grpo_batch) -> Report:
+    import lightning.pytorch as pl
 
     from .datamodule import SynthKRDataModule
     from .training import GRPOModule, SFTModule
 
-    torch.set_num_threads(int(os.environ.get("VIDEOKR_THREADS", "1")))
+    stage = _Stages(6)
     cfg = {"n_videos": n_videos, "sft_steps": sft_steps, "grpo_steps": grpo_steps, "group": group,
            "grpo_batch": grpo_batch}  # fmt: skip
+    stage(f"micro-world ({n_videos} clips) and quality filters")
     world = make_microworld(cfg["n_videos"], seed=seed)
     train, test, reports = filter_world(world, seed=seed)
     report = Report("videokr", out)
@@ -106,6 +151,7 @@ def run_synthkr(
         ),
     )
     harness = EvalHarness(test)
+    stage("chance, random, blind-text and single-frame baselines")
     main.add_row(method="chance (1/|options|)", overall=chance_accuracy(test),
                  **{s: chance_accuracy([r for r in test if r["skill"] == s]) for s in SKILL_COLS})  # fmt: skip
     main.add_row(**_row("random predictor", harness.evaluate(RandomPredictor(seed)(test))))
@@ -125,13 +171,17 @@ def run_synthkr(
         _trainer(max_epochs=10_000, max_steps=cfg["sft_steps"]).fit(module, dm)
         return module, dm
 
+    stage(f"SFT on perception-only data ({cfg['sft_steps']} steps)")
     perception, dm = sft(["VidR"])
     main.add_row(
         **_row("SFT, perception-only data (VidR)", harness.evaluate(_outputs(perception, dm)))
     )
+    stage(f"SFT on the full skill mix ({cfg['sft_steps']} steps)")
     full, dm = sft(list(SKILL_COLS))
-    main.add_row(**_row("SFT, full skill mix", harness.evaluate(_outputs(full, dm))))
+    res_full = harness.evaluate(_outputs(full, dm))
+    main.add_row(**_row("SFT, full skill mix", res_full))
 
+    stage(f"GRPO from the full-mix SFT model ({cfg['grpo_steps']} optimiser steps)")
     pl.seed_everything(seed, verbose=False)
     grpo = GRPOModule(group_size=cfg["group"], max_new_tokens=48)
     grpo.load_state_dict(full.state_dict())
@@ -142,10 +192,18 @@ def run_synthkr(
     gdm.store = world.store
     gdm.set_records(train, test)
     _trainer(max_epochs=10_000, max_steps=cfg["grpo_steps"]).fit(grpo, gdm)
-    main.add_row(**_row("SFT -> GRPO", harness.evaluate(_outputs(grpo, gdm))))
+    res_grpo = harness.evaluate(_outputs(grpo, gdm))
+    main.add_row(**_row("SFT -> GRPO", res_grpo))
+    gained = sum(res_grpo.per_item[i] > res_full.per_item[i] for i in res_grpo.per_item)
+    lost = sum(res_grpo.per_item[i] < res_full.per_item[i] for i in res_grpo.per_item)
+    main.notes += (
+        f" Paired on the same items, SFT -> GRPO vs SFT full mix: {gained} items gained, "
+        f"{lost} lost."
+    )
     report.add_table(main)
 
     # ---------------------------------------------------------------- table 2: video dependency
+    stage("video-dependency and filter tables, figure")
     dep = Table(
         "Video dependency: baselines on the unfiltered vs filtered eval split",
         ["eval split", "items", "chance", "blind text", "single frame"],
@@ -183,7 +241,8 @@ def run_synthkr(
     _figure(report, main)
     report.note(
         "Micro-world scale (CPU): a 2-layer, 64-wide Llama decoder with a 3D-conv frame encoder, "
-        f"SFT {cfg['sft_steps']} steps, GRPO {cfg['grpo_steps']} steps (group {cfg['group']}); "
+        f"SFT {cfg['sft_steps']} steps, GRPO {cfg['grpo_steps']} optimiser steps (two per rollout "
+        f"batch of {cfg['grpo_batch']} prompts x group {cfg['group']}); "
         "not the paper's Qwen-VL models or data."
     )
     return report
