@@ -110,3 +110,28 @@ def test_mismatched_offsets_are_rejected():
         _table().segment_advantages("p", "7 1;", [(i, i + 1) for i in range(10)], 1.0)
     with pytest.raises(ValueError, match="empty response"):
         _table().segment_advantages("p", "", [], 1.0)
+
+
+def test_numca_error_vs_exact_teacher_values_shrinks_like_one_over_sqrt_g():
+    """On noisy-teacher groups the table's value of every visited state is a mean of i.i.d.
+    Bernoulli outcomes with the exact value as mean, so its error falls as 1/sqrt(G)."""
+    import numpy as np
+    from hista.advantage_variance import milestone_prefixes
+    from hista.arith_chain import NoisyTeacher, reward, sample_problems
+
+    teacher, rng = NoisyTeacher(), np.random.default_rng(0)
+    problems = sample_problems(30, seed=5)
+    err = {}
+    for g in (8, 128):
+        errs = []
+        for pid, p in enumerate(problems):
+            t = NumcaTable()
+            outs = [teacher.sample(p, rng) for _ in range(g)]
+            for o in outs:
+                t.update(str(pid), [n for n, _ in extract_numbers(o)], reward(p, o))
+            for q in milestone_prefixes(outs[0]):
+                nums = [n for n, _ in extract_numbers(q, drop_last=False)]
+                errs.append(abs(t.value(str(pid), nums) - teacher.exact_value(p, q)))
+        err[g] = float(np.mean(errs))
+    ratio = err[8] / err[128]  # sqrt(128 / 8) = 4 for states visited by most rollouts
+    assert 2.5 < ratio < 8.0, err

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from icml26_shared.progress import progress
 from icml26_shared.results import Report, Table
 
 from .arith_chain import NoisyTeacher, reward, sample_problems
@@ -173,7 +174,7 @@ def reproduce(
                 "problem (0 = collapsed to a per-problem constant)."
             ),
         )
-        for est in ests:
+        for est in progress(ests, desc=f"SVEB {label}"):
             table.add_row(**_row(est.name, evaluate([est.predict(c) for c in cases], cases)))
         for m in (1, 2, 4, 8):
             table.add_row(**_row(f"noise floor: V_MC with M={m}", noise_floor(cases, m)))
@@ -288,7 +289,7 @@ def _training_table(policy, s: Setting, seed: int) -> Table:
     if has_trl:
         rows += [("trl", "dapo", "trl"), ("trl", "dapo", "numca")]
     base_sec: dict[tuple[str, str], float] = {}
-    for trainer, loss, adv in rows:
+    for trainer, loss, adv in progress(rows, desc="RL rows"):
         accs, aucs, secs = [], [], []
         for k in range(s.rl_seeds):
             torch.manual_seed(seed + k)
