@@ -89,3 +89,29 @@ def test_bad_model_options_are_one_line(capsys):
 
 def test_unknown_command_exits_2(capsys):
     _one_line_error(capsys, main(["no-such-command"]), "unknown command")
+
+
+def test_nan_or_inf_features_are_refused_everywhere(tmp_path, capsys):
+    import torch
+    from opl_vad.privacy_audit import PrivacyAudit
+    from opl_vad.vad_data import VideoSet
+    from opl_vad.vad_module import VADModule
+
+    X = np.random.default_rng(0).standard_normal((4, 8, 6)).astype(np.float32)
+    for bad in (np.nan, np.inf):
+        Xb = X.copy()
+        Xb[1, 2, 3] = bad
+        with pytest.raises(ValueError, match="NaN or inf"):
+            VideoSet(Xb, [0, 1, 0, 1])
+        with pytest.raises(ValueError, match="NaN or inf"):
+            PrivacyAudit(folds=2).run(Xb.reshape(-1, 6), np.arange(32) % 2)
+        module = VADModule(6, projection="none")
+        batch = {"x": torch.as_tensor(Xb), "y": torch.tensor([0, 1, 0, 1])}
+        with pytest.raises(ValueError, match="NaN or inf"):
+            module.training_step(batch, 0)
+    Xb = X.copy()
+    Xb[0, 0, 0] = np.nan
+    np.save(tmp_path / "x.npy", Xb)
+    np.save(tmp_path / "f.npy", np.arange(32) % 2)
+    _one_line_error(capsys, main(["audit", "--features", str(tmp_path / "x.npy"), "--face",
+                                  str(tmp_path / "f.npy")]), "NaN or inf")  # fmt: skip
