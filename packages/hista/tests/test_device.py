@@ -22,7 +22,7 @@ def no_cuda(monkeypatch):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
 
 
-@pytest.mark.parametrize("adv", ["group", "numca", "hista"])
+@pytest.mark.parametrize("adv", ["group", "numca", "hista", "vine", "critic"])
 def test_rl_step_runs_on_cpu_without_cuda(no_cuda, adv):
     torch.manual_seed(0)
     m = PolicyRLModule(advantage=adv, group_size=2, hidden=16, layers=1, heads=2, max_new=6)

@@ -47,12 +47,13 @@ def test_losses_agree_on_policy_and_reject_unknown():
         token_advantages("group", "p", ["a"], [1.0], [1])
     with pytest.raises(ValueError, match="matching"):
         token_advantages("group", "p", ["a", "b"], [1.0], [1, 1])
-    for bad in ({"lr": 0.0}, {"max_grad_norm": -1.0}, {"group_size": 1}, {"loss_type": "ppo"}):
+    bads = ({"lr": 0.0}, {"max_grad_norm": -1.0}, {"group_size": 1}, {"loss_type": "ppo"})
+    for bad in (*bads, {"advantage": "tree"}, {"vine_k": 0}, {"critic_lr": 0.0}):
         with pytest.raises(ValueError):
             PolicyRLModule(hidden=8, layers=1, heads=2, **bad)
 
 
-@pytest.mark.parametrize("adv", ["group", "numca", "hista"])
+@pytest.mark.parametrize("adv", ["group", "numca", "hista", "vine", "critic"])
 def test_short_rl_run_is_finite(adv):
     torch.manual_seed(0)
     m = PolicyRLModule(advantage=adv, group_size=2, hidden=16, layers=1, heads=2, max_new=8)
@@ -61,6 +62,10 @@ def test_short_rl_run_is_finite(adv):
     assert all(torch.isfinite(p).all() for p in m.policy.parameters())
     if adv == "numca":
         assert isinstance(m.table, NumcaTable) and m.table.counts
+    if adv == "critic":  # the value head was fitted after each step
+        assert m._value_opt is not None and all(
+            torch.isfinite(p).all() for p in m.value_head.parameters()
+        )
 
 
 def test_zero_std_groups_get_zero_advantages_and_numca_root_falls_back_to_group_mean():

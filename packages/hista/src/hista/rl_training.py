@@ -15,7 +15,9 @@
    weight times ``log pi`` times the advantage).
 3. ``PolicyRLModule``: a LightningModule doing ``num_iterations`` updates per rollout batch
    (manual optimisation) on batches of ``ArithProblemsDataModule``; validation is held-out
-   accuracy; ``train_rl`` runs it on CPU for a fixed number of rollout steps.
+   accuracy; ``train_rl`` runs it on CPU for a fixed number of rollout steps. Besides the
+   three modes above it takes ``vine`` (VinePPO Monte Carlo) and ``critic`` (a PPO value head
+   trained online) through ``hista.advantage_provider``.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ def token_offsets(tokenizer, text: str) -> list[tuple[int, int]]:
 
 
 ADVANTAGES = ("group", "numca", "hista")
+#: advantage modes of ``PolicyRLModule``: the above plus the providers ``vine`` and ``critic``
+RL_ADVANTAGES = (*ADVANTAGES, "vine", "critic")
 LOSSES = ("grpo", "dapo", "dr_grpo", "cispo")
 
 
@@ -261,8 +265,10 @@ class PolicyRLModule(pl.LightningModule):
     """Policy-gradient post-training of a causal LM policy with per-token advantages.
 
     One training step = one rollout batch: ``group_size`` samples per problem, rewards,
-    advantages (``group`` / ``numca`` / ``hista``), then ``num_iterations`` optimiser steps of
-    the ``loss_type`` surrogate. Validation/test: held-out accuracy (``val/accuracy``).
+    advantages (``group`` / ``numca`` / ``hista``; ``vine``: ``vine_k`` fresh policy
+    continuations at every number milestone; ``critic``: a PPO value head on the last hidden
+    state, regressed onto the rewards after each step at ``critic_lr``), then
+    ``num_iterations`` optimiser steps of the ``loss_type`` surrogate. Validation/test: held-out accuracy (``val/accuracy``).
     The policy is the tiny Qwen2 LM (``hidden``, ``layers``, ``heads``) or ``model_id`` (a Hub
     id such as ``Qwen/Qwen2.5-0.5B``); ``sft_checkpoint`` loads SFT weights, else ``sft_steps``
     of teacher-forced warm start run at the start of ``fit``.
@@ -299,12 +305,18 @@ class PolicyRLModule(pl.LightningModule):
         hista_min_interval: int = 2,
         hista_min_distance: float = 0.05,
         hista_k: int = 16,
+        vine_k: int = 4,
+        critic_lr: float = 3e-3,
         seed: int = 0,
         policy: CausalLMPolicy | None = None,
     ):
         super().__init__()
-        if advantage not in ADVANTAGES:
-            raise ValueError(f"unknown advantage estimator {advantage!r}; use one of {ADVANTAGES}")
+        if advantage not in RL_ADVANTAGES:
+            raise ValueError(
+                f"unknown advantage estimator {advantage!r}; use one of {RL_ADVANTAGES}"
+            )
+        if vine_k < 1 or critic_lr <= 0:
+            raise ValueError(f"need vine_k >= 1 and critic_lr > 0, got {vine_k}, {critic_lr}")
         if loss_type not in LOSSES:
             raise ValueError(f"unknown loss type {loss_type!r}; use one of {LOSSES}")
         if group_size < 2:
@@ -330,6 +342,11 @@ class PolicyRLModule(pl.LightningModule):
             min_distance=hista_min_distance,
             k=hista_k,
         )
+        if advantage == "critic":  # PPO critic: a value head on the policy's last hidden state
+            self.value_head = torch.nn.Sequential(
+                torch.nn.Linear(policy.hidden_size, 64), torch.nn.Tanh(), torch.nn.Linear(64, 1)
+            )
+            self._value_opt: torch.optim.Optimizer | None = None
         self.automatic_optimization = False
         self.gen = torch.Generator().manual_seed(seed)
         self.step_rewards: list[float] = []
@@ -365,6 +382,48 @@ class PolicyRLModule(pl.LightningModule):
         mask = (pos >= starts[:, None] - 1) & (pos < lengths[:, None] - 1)
         return lp, mask.float()
 
+    def _value(self, h: torch.Tensor) -> torch.Tensor:
+        """Critic values in [0, 1] of (N, H) hidden states -> (N,)."""
+        return torch.sigmoid(self.value_head(h.to(self.device))).squeeze(-1)
+
+    def _provider_advantages(self, p, outs, rs, offs, p_ids, r_ids, critic_data):
+        """``vine`` / ``critic`` advantages through ``hista.advantage_provider``."""
+        from .advantage_provider import CriticAdvantages, RolloutGroup, VineAdvantages
+
+        hp, pol = self.hparams, self.policy
+        if hp.advantage == "vine":
+
+            def sampler(pid, prefix, k):  # k fresh policy continuations of the prefix
+                conts = pol.generate(p.prompt + prefix, k, hp.max_new, hp.temperature, self.gen)
+                return [reward(p, prefix + c) for c in conts]
+
+            prov = VineAdvantages(sampler, hp.vine_k, merge_threshold=2, lam=hp.lam)
+            return prov(RolloutGroup(p.prompt, outs, rs, offs))
+        with torch.no_grad():
+            ids, ln = _pad([p_ids + r for r in r_ids], pol.pad_id)
+            hid = pol.hidden(ids.to(self.device)).float()
+        hidden = [hid[k, : int(ln[k])] for k in range(len(outs))]
+        start = len(p_ids)
+        for h, r in zip(hidden, rs, strict=True):  # the critic's regression data (s_t, R)
+            critic_data.append((h[start - 1 : -1], float(r)))
+        group = RolloutGroup(p.prompt, outs, rs, offs, hidden, [start] * len(outs))
+        return CriticAdvantages(self._value, lam=hp.lam)(group)
+
+    def _fit_critic(self, critic_data) -> torch.Tensor:
+        """``num_iterations`` MSE steps of the value head onto the rewards (after use)."""
+        if self._value_opt is None:
+            self._value_opt = torch.optim.Adam(
+                self.value_head.parameters(), lr=self.hparams.critic_lr
+            )
+        x = torch.cat([h for h, _ in critic_data]).to(self.device)  # (N, H)
+        y = torch.cat([torch.full((h.shape[0],), r) for h, r in critic_data]).to(self.device)
+        for _ in range(self.hparams.num_iterations):
+            mse = torch.nn.functional.mse_loss(self._value(x), y)
+            self._value_opt.zero_grad()
+            mse.backward()
+            self._value_opt.step()
+        return mse.detach()
+
     def _offsets(self, response: str) -> list[tuple[int, int]]:
         return token_offsets(self.policy.tokenizer, response) or [(0, 0)]
 
@@ -375,7 +434,7 @@ class PolicyRLModule(pl.LightningModule):
         groups = pol.generate_many(
             [p.prompt for p in batch], hp.group_size, hp.max_new, hp.temperature, self.gen
         )
-        seqs, starts, advs, all_r, pending = [], [], [], [], []
+        seqs, starts, advs, all_r, pending, critic_data = [], [], [], [], [], []
         for p, outs in zip(batch, groups, strict=True):
             pid = p.prompt
             rs = [reward(p, o) for o in outs]
@@ -385,6 +444,13 @@ class PolicyRLModule(pl.LightningModule):
             offs = [self._offsets(o) for o in outs]
             lens = [len(r) for r in r_ids]
             embs = None
+            if hp.advantage in ("vine", "critic"):
+                a = self._provider_advantages(p, outs, rs, offs, p_ids, r_ids, critic_data)
+                pending.append((pid, outs, rs))
+                seqs.extend(p_ids + r for r in r_ids)
+                starts.extend([len(p_ids)] * len(outs))
+                advs.extend(a)
+                continue
             if hp.advantage == "hista":
                 with torch.no_grad():
                     ids, ln = _pad([p_ids + r for r in r_ids], pol.pad_id)
@@ -435,6 +501,8 @@ class PolicyRLModule(pl.LightningModule):
                 )
             opt.step()
         pol.eval()
+        if hp.advantage == "critic":
+            self.log("train/value_mse", self._fit_critic(critic_data), batch_size=len(batch))
         self.step_rewards.append(float(np.mean(all_r)))
         self.step_seconds.append(time.perf_counter() - t0)
         self.log("train/reward", self.step_rewards[-1], batch_size=len(batch))
