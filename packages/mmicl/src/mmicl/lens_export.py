@@ -56,7 +56,8 @@ def to_transformer_lens(model: ICLDecoder) -> nn.Module:
     ----------
     model:
         A (trained) :class:`~mmicl.transformer.ICLDecoder`; its parameters are copied, the
-        original is left untouched.
+        original is left untouched. For a multimodal model pass ``mm.decoder`` and feed it
+        ``mm.tokens(batch)`` (the projected sequence).
 
     Returns
     -------
