@@ -266,8 +266,8 @@ def _training_table(policy, s: Setting, seed: int) -> Table:
             "acc sd",
             "reward AUC",
             "AUC sd",
-            "s / step",
-            "time / group row",
+            "CPU s / step",
+            "CPU time / group row",
         ],
         notes=(
             f"{s.rl_steps} rollout steps of 8 problems x G=8, 2 policy iterations per batch, "
@@ -275,8 +275,11 @@ def _training_table(policy, s: Setting, seed: int) -> Table:
             "sd over seeds (blank for one seed). held-out acc: 100 unseen "
             "problems x 4 samples after the last step (SFT start: "
             f"{held_out_accuracy(policy, held_out, seed=seed):.3f}); reward AUC: mean training "
-            "reward over the steps; s / step: wall seconds of one step (rollouts, advantages, "
-            "updates) on one CPU thread; time / group row: s / step over that of the same trainer and loss with group-mean advantages (the estimator's overhead). trainer=trl: TRL's GRPOTrainer on the same task, "
+            "reward over the steps; CPU s / step: process CPU seconds of one step (rollouts, "
+            "advantages, updates; one torch thread), unaffected by other jobs on a shared "
+            "machine; CPU time / group row: CPU s / step over that of the same trainer and loss "
+            "with group-mean advantages (the estimator's overhead). trainer=trl: TRL's "
+            "GRPOTrainer on the same task, "
             "from the same SFT weights, same batch / iterations / lr / clip (0.2, 0.28) / "
             "beta 0 / loss dapo; advantage 'trl' = TRL's own sequence-level (R - mean) / std, "
             "'numca' = our Numca token advantages through hista.trl_adapter. TRL samples with "
@@ -339,8 +342,8 @@ def _training_table(policy, s: Setting, seed: int) -> Table:
                 "acc sd": sd(accs),
                 "reward AUC": float(np.mean(aucs)),
                 "AUC sd": sd(aucs),
-                "s / step": sec,
-                "time / group row": sec / base_sec[(trainer, loss)],
+                "CPU s / step": sec,
+                "CPU time / group row": sec / base_sec[(trainer, loss)],
             },
         )
     return table

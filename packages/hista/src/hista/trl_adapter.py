@@ -156,7 +156,7 @@ def grpo_trainer_anchor(
     optimiser at ``lr``, gradient-norm clip 1.0, ``beta = 0``, clip 0.2 / 0.28); ``advantage=None`` keeps TRL's own
     sequence-level ``(R - mean) / std``, otherwise our provider's token-level advantages go in
     through ``token_advantage_trainer``. Returns held-out accuracy, the mean training reward
-    over the steps and seconds per rollout step.
+    over the steps and process CPU seconds per rollout step.
     """
     import tempfile
     import time
@@ -215,9 +215,9 @@ def grpo_trainer_anchor(
     from transformers import PrinterCallback
 
     trainer.remove_callback(PrinterCallback)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     trainer.train()
-    secs = (time.perf_counter() - t0) / steps
+    secs = (time.process_time() - t0) / steps
     rewards = [h["reward"] for h in trainer.state.log_history if "reward" in h]
     policy.model.eval()
     return {
