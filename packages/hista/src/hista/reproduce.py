@@ -74,7 +74,7 @@ QUICK = Setting(
     critic_problems=80,
     critic_epochs=10,
     rl_steps=20,
-    rl_seeds=1,
+    rl_seeds=3,
     variance_problems=30,
 )
 FULL = Setting(
