@@ -64,6 +64,29 @@ def _load_model(model: str, seed: int, quick: bool):
     return fp, None, None
 
 
+def _hub_windows(model, fp, corpus, purpose, seq_len, n, random):
+    """Token windows ``(n, seq_len)`` of ``corpus`` under the hub model's own tokenizer."""
+    from icml26_shared.hub import HubUnavailableError
+
+    from watersic.finetune import load_tokenizer
+    from watersic.lm_data import corpus_text, token_windows
+
+    try:
+        tok = load_tokenizer(model)
+        text = corpus_text(corpus, purpose)
+        ids = token_windows(
+            lambda t: tok(t, add_special_tokens=False)["input_ids"], text, seq_len, n, random
+        )
+    except HubUnavailableError as err:
+        raise UsageError(" ".join(str(err).split())) from None
+    except (OSError, ValueError) as err:
+        raise UsageError(f"{purpose} data for {model!r}: {str(err).splitlines()[0]}") from None
+    vocab = int(getattr(fp.config, "vocab_size", 0) or 0)
+    if vocab and int(ids.max()) >= vocab:
+        raise UsageError(f"the tokenizer of {model!r} gives ids beyond the model's vocabulary")
+    return ids
+
+
 def quantize(
     model: str = "tiny-llama",
     rate: float = 3.0,
@@ -71,7 +94,10 @@ def quantize(
     out: Path | None = None,
     accounting: Literal["pooled", "per_column"] = "pooled",
     group_size: int | None = None,
+    calibration: str = "stdlib",
     calibration_tokens: int = 8192,
+    evaluation: str | None = None,
+    seq_len: int = 512,
     quick: bool = False,
     seed: int = 0,
 ) -> None:
@@ -86,14 +112,19 @@ def quantize(
         out: Folder for the artifact (default: print the report only).
         accounting: WaterSIC entropy accounting.
         group_size: GPTQ/RTN/HQQ group size.
-        calibration_tokens: Calibration tokens for a hub model (stdlib text, byte-tokenised
-            through the model's own tokenizer is not attempted: token ids are bytes mod vocab).
+        calibration: Calibration corpus of a hub model: ``stdlib`` (CPython's sources,
+            offline), ``wikitext2``, ``c4`` or ``redpajama`` (the paper's; need the hub or a
+            local datasets cache), tokenized by the model's own tokenizer.
+        calibration_tokens: Calibration tokens of a hub model (random windows of
+            ``seq_len``; the paper uses 128 x 2048).
+        evaluation: Corpus for held-out perplexity and KL of a hub model (``wikitext2``
+            test, ``c4`` validation, ``stdlib`` held-out files); none by default.
+        seq_len: Window length of a hub model's calibration and evaluation.
         quick: Small tiny-llama (seconds instead of minutes).
         seed: Seed of the tiny model's pretraining.
     """
     from watersic.evaluation import lm_report
     from watersic.model_quantization import check_method, quantize_model
-    from watersic.text_corpus import byte_sequences, stdlib_text
     from watersic.validation import check_rate
 
     try:
@@ -101,13 +132,25 @@ def quantize(
     except ValueError as err:
         raise UsageError(str(err)) from None
     check_method(method)
+    from watersic.lm_data import check_corpus
+
+    try:
+        check_corpus(calibration)
+        if evaluation is not None:
+            check_corpus(evaluation)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    if seq_len < 2 or calibration_tokens < seq_len:
+        raise UsageError("need seq_len >= 2 and calibration_tokens >= seq_len")
     if model.startswith("synthetic"):
         _quantize_synthetic(model, rate, method, out, accounting, group_size, seed)
         return
     fp, cal, ev = _load_model(model, seed, quick)
-    if cal is None:  # hub model: byte ids of stdlib text folded into the vocabulary
-        vocab = int(getattr(fp.config, "vocab_size", 256))
-        cal = byte_sequences(stdlib_text("train"), 128, max(1, calibration_tokens // 128)) % vocab
+    if cal is None:  # hub model: its own tokenizer on the chosen corpora
+        n_cal = calibration_tokens // seq_len
+        cal = _hub_windows(model, fp, calibration, "calibration", seq_len, n_cal, True)
+        if evaluation is not None:
+            ev = _hub_windows(model, fp, evaluation, "evaluation", seq_len, 64, False)
     art = quantize_model(fp, cal, rate, method, accounting=accounting, group_size=group_size)
     print(f"{method}: {len(art.layers)} layers, {art.rate:.4f} bits/weight (target {rate:g})")
     if ev is not None:
@@ -221,16 +264,23 @@ def inspect(artifact: Path) -> None:
 def benchmark(size: int = 4096, rate: float = 4.0, repeats: int = 1, seed: int = 0) -> None:
     """Seconds and peak memory of WaterSIC vs our GPTQ on one size x size layer.
 
+    Both run in the same process on the same layer; with several repeats the order alternates
+    (GPTQ first, then WaterSIC first, ...) so a change of machine load hits both alike. Wall
+    and CPU seconds are reported (medians and ranges); on a shared machine the CPU seconds are
+    what the code costs.
+
     Args:
         size: Rows and columns of the layer (4096 in the issue).
         rate: WaterSIC target rate; GPTQ uses round(rate) bits, group 128.
-        repeats: Timed repeats (median reported).
+        repeats: Timed repeats of each method (medians reported).
         seed: Seed of W and of the (Wishart) second moment.
     """
+    import os
+    import statistics
     import time
 
     import torch
-    from icml26_shared.bench import peak_memory, time_it
+    from icml26_shared.bench import peak_memory
 
     from watersic.gptq import gptq_quantize
     from watersic.synthetic import gaussian_weights, spectrum_covariance
@@ -248,27 +298,42 @@ def benchmark(size: int = 4096, rate: float = 4.0, repeats: int = 1, seed: int =
     W = gaussian_weights(size, size, g)
     S = spectrum_covariance("wishart", size, g)
     gs = 128 if size % 128 == 0 else None
-    print(f"layer {size}x{size}, Wishart second moment, {torch.get_num_threads()} threads")
-    results: dict[str, float] = {}
-    cpu: dict[str, float] = {}
-    for name, fn in (
-        ("gptq", lambda: gptq_quantize(W, S, bits=round(rate), group_size=gs)),
-        ("watersic", lambda: _quantize_matrix(W, S, rate)),
-    ):
-        cpu0 = time.process_time()
-        with peak_memory() as mem:
-            timing = time_it(fn, warmup=0, repeats=repeats)
-        cpu[name] = (time.process_time() - cpu0) / repeats
-        results[name] = timing.median
-        q = timing.result
+    load0 = os.getloadavg()[0]
+    print(
+        f"layer {size}x{size}, Wishart second moment, {torch.get_num_threads()} torch threads, "
+        f"{repeats} repeat(s), load average {load0:.1f}"
+    )
+    methods = {
+        "gptq": lambda: gptq_quantize(W, S, bits=round(rate), group_size=gs),
+        "watersic": lambda: _quantize_matrix(W, S, rate),
+    }
+    wall: dict[str, list[float]] = {m: [] for m in methods}
+    cpu: dict[str, list[float]] = {m: [] for m in methods}
+    mem: dict[str, float] = dict.fromkeys(methods, 0.0)
+    last = {}
+    for rep in range(repeats):
+        order = list(methods) if rep % 2 == 0 else list(methods)[::-1]
+        for name in order:
+            w0, c0 = time.perf_counter(), time.process_time()
+            with peak_memory() as pm:
+                last[name] = methods[name]()
+            wall[name].append(time.perf_counter() - w0)
+            cpu[name].append(time.process_time() - c0)
+            mem[name] = max(mem[name], pm.delta_mb)
+    for name in methods:
+        q = last[name]
         print(
-            f"  {name:9s} {timing.median:8.2f} s wall  {cpu[name]:8.2f} s CPU  peak memory "
-            f"+{mem.delta_mb:8.1f} MiB  rate {q.rate:.3f}  relative distortion "
+            f"  {name:9s} {statistics.median(wall[name]):8.2f} s wall "
+            f"({min(wall[name]):.2f}-{max(wall[name]):.2f})  "
+            f"{statistics.median(cpu[name]):8.2f} s CPU ({min(cpu[name]):.2f}-{max(cpu[name]):.2f})"
+            f"  peak memory +{mem[name]:8.1f} MiB  rate {q.rate:.3f}  relative distortion "
             f"{q.relative_distortion:.3e}"
         )
+    r_wall = statistics.median(wall["watersic"]) / statistics.median(wall["gptq"])
+    r_cpu = statistics.median(cpu["watersic"]) / statistics.median(cpu["gptq"])
     print(
-        f"  WaterSIC / GPTQ time ratio: {results['watersic'] / results['gptq']:.2f} (wall), "
-        f"{cpu['watersic'] / cpu['gptq']:.2f} (CPU: what the code costs on a shared machine)"
+        f"  WaterSIC / GPTQ time ratio: {r_wall:.2f} (wall), {r_cpu:.2f} (CPU: what the code "
+        f"costs on a shared machine); load average {load0:.1f} -> {os.getloadavg()[0]:.1f}"
     )
 
 

@@ -30,7 +30,7 @@ from watersic.entropy import entropy, per_column_entropy, pooled_entropy, side_i
 from watersic.quantized_matrix import QuantizedMatrix, round_scales
 from watersic.rate_control import secant_search
 from watersic.rescalers import fit_rescalers
-from watersic.second_moment import damped_cholesky, dead_columns
+from watersic.second_moment import damped_cholesky, dead_columns, times_lower
 from watersic.sic import sic
 from watersic.validation import (
     check_accounting,
@@ -66,6 +66,9 @@ def output_error(
     """
     W = W.to(torch.float64)
     What = What.to(torch.float64)
+    if sigma_hat is None and sigma_cross is None:  # one product, no cancellation of large terms
+        E = W - What  # (a, n)
+        return float(((E @ sigma) * E).sum())
     sh = sigma if sigma_hat is None else sigma_hat
     sc = sigma if sigma_cross is None else sigma_cross
     return float(((W @ sigma) * W).sum() - 2 * ((W @ sc) * What).sum() + ((What @ sh) * What).sum())
@@ -169,7 +172,7 @@ def quantize_matrix(
     Sh = S_hat[live][:, live]
     C = C_full[:, live]
     L, delta = damped_cholesky(Sh, damping)
-    Y = whitened_target(C + delta * Wl, L) if drift else Wl @ L  # (a, n_live)
+    Y = whitened_target(C + delta * Wl, L) if drift else times_lower(Wl, L)  # (a, n_live)
 
     side = side_information_bits(a, n, int(dead.numel()))
     side_pw = side / (a * n)
@@ -195,12 +198,17 @@ def quantize_matrix(
         Z, _ = sic(Y32, L32, step_for(r_nom), mmse=mmse, block_size=block_size)
         return entropy(Z, accounting) * frac + side_pw
 
+    # Only the codes closest to the target are kept (the search returns that point): one
+    # (a, n) code matrix in memory however many steps the search takes.
     cache: dict[float, tuple[torch.Tensor, torch.Tensor, float]] = {}
 
-    def full_rate(r_nom: float) -> float:
+    def full_rate(r_nom: float, keep: bool = False) -> float:
         Z, alpha = sic(Y, L, step_for(r_nom), mmse=mmse, block_size=block_size)
         r = entropy(Z, accounting) * frac + side_pw
-        cache[r_nom] = (Z, alpha, r)
+        best = next(iter(cache.values()), None)
+        if keep or best is None or abs(r - rate) < abs(best[2] - rate):
+            cache.clear()
+            cache[r_nom] = (Z, alpha, r)
         return r
 
     if nominal_rate is not None:
@@ -215,10 +223,12 @@ def quantize_matrix(
         r_nom, converged = res.x, res.converged
         if not converged:
             warnings.warn(
-                f"rate search stopped at {cache[r_nom][2]:.4f} bits for target {rate:g} "
+                f"rate search stopped at {res.value:.4f} bits for target {rate:g} "
                 "(the matrix may be too small for a finer entropy resolution)",
                 stacklevel=2,
             )
+    if r_nom not in cache:  # not expected: the search returns its closest evaluation
+        full_rate(r_nom, keep=True)
     Z, alpha, achieved = cache[r_nom]
 
     M = Z * alpha[None, :]  # (a, n_live)
@@ -226,7 +236,7 @@ def quantize_matrix(
     const = float(((WSc if sigma is S_cross else W @ sigma) * W).sum())
     info: dict = {"nominal_rate": r_nom, "step": step_for(r_nom), "damping_delta": delta}
     if rescalers:
-        fit = fit_rescalers(M, C, Sh, const=const, max_iter=rescaler_iters)
+        fit = fit_rescalers(M, C, Sh, const=const, max_iter=rescaler_iters, factor=(L, delta))
         t, g = fit.t, fit.g
         info["rescaler_iterations"] = len(fit.history) - 1
     else:
@@ -246,8 +256,11 @@ def quantize_matrix(
         method="watersic",
         info=info,
     )
-    What = q.dequantize(torch.float64)
-    D = const - 2 * float((WSc * What).sum()) + float(((What @ S_hat) * What).sum())
+    What = q.dequantize(torch.float64)  # (a, n), dead columns zero
+    Wh_live = What[:, live]
+    # tr(What S_hat What^T) = ||What_live L||^2 - delta ||What_live||^2 (L L^T = Sh + delta I)
+    quad = float(times_lower(Wh_live, L).pow(2).sum()) - delta * float(Wh_live.pow(2).sum())
+    D = const - 2 * float((WSc * What).sum()) + quad
     q.distortion = D / (a * n)
     q.relative_distortion = D / const if const > 0 else float("nan")
     return q

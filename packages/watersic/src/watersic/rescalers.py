@@ -18,8 +18,11 @@ quadratic in g for fixed t and in t for fixed g:
 
 Every accepted step is an exact block minimisation or a backtracked one, so J never increases.
 
-Cost per round: two a x n^2 products (Mt^T Mt for the g-system, M_g Sigma_xhat for the
-t-step) and one n x n Cholesky solve; the objective of every candidate is evaluated from the
+Cost per round: the Gram matrix Mt^T Mt of the g-system (symmetric: only its lower block
+triangle is multiplied, :func:`gram`), the t-step's row forms (M_g Sigma_xhat M_g^T)_ii (with
+the Cholesky factor Sigma_xhat + delta I = L L^T they are ||(M_g)_i L||^2 - delta ||(M_g)_i||^2,
+a triangular product, :func:`watersic.second_moment.times_lower`) and one n x n Cholesky
+solve: about a n^2 multiply-adds in all. The objective of every candidate is evaluated from the
 quadratic forms those products already give (O(n^2) for g, O(a) for t), not from scratch.
 """
 
@@ -29,7 +32,27 @@ from dataclasses import dataclass, field
 
 import torch
 
+from watersic.second_moment import times_lower
+
 G_CLIP = (-0.1, 1.5)
+
+
+def gram(X: torch.Tensor, block: int = 512) -> torch.Tensor:
+    """``X^T X`` ``(n, n)`` of ``X`` ``(a, n)``, multiplying only the lower block triangle.
+
+    >>> X = torch.randn(7, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    >>> torch.allclose(gram(X, block=2), X.T @ X)
+    True
+    """
+    a, n = X.shape
+    if n <= block:
+        return X.T @ X
+    G = torch.empty(n, n, dtype=X.dtype, device=X.device)
+    for i0 in range(0, n, block):
+        i1 = min(i0 + block, n)
+        G[i0:i1, :i1] = X[:, i0:i1].T @ X[:, :i1]  # block row i, columns 0..i1
+        G[:i0, i0:i1] = G[i0:i1, :i0].T  # mirror into the upper triangle
+    return G
 
 
 def rescaler_objective(
@@ -61,6 +84,7 @@ def fit_rescalers(
     const: float = 0.0,
     max_iter: int = 50,
     tol: float = 3e-4,
+    factor: tuple[torch.Tensor, float] | None = None,
 ) -> RescalerFit:
     """Alternating exact minimisation of J(t, g); returns the rescalers and J per iteration.
 
@@ -76,6 +100,9 @@ def fit_rescalers(
         E||W x||^2 term, only shifts the reported objective.
     max_iter, tol:
         Stop after ``max_iter`` rounds or when the relative decrease falls below ``tol``.
+    factor:
+        ``(L, delta)`` with ``L L^T = sigma_hat + delta I`` (lower ``L``), when at hand: the
+        t-step's quadratic forms then cost a triangular product instead of a dense one.
 
     Examples
     --------
@@ -97,7 +124,7 @@ def fit_rescalers(
         # b = diag(Mt^T C): the two a x n^2 products are done once and every backtracking
         # candidate costs O(n^2) (the exact objective, reorganised).
         Mt = t[:, None] * M  # (a, n)
-        A = sigma_hat * (Mt.T @ Mt)  # (n, n), symmetric positive semi-definite
+        A = sigma_hat * gram(Mt)  # (n, n), symmetric positive semi-definite
         b = (Mt * C).sum(dim=0)  # (n,)
 
         def J_of_g(v: torch.Tensor, A=A, b=b) -> float:
@@ -128,7 +155,11 @@ def fit_rescalers(
         # t-step (closed form per row); for fixed g, J(t) = const - 2 t.num + t^2.den exactly.
         Mg = M * g[None, :]
         num = (Mg * C).sum(dim=1)
-        den = ((Mg @ sigma_hat) * Mg).sum(dim=1)
+        if factor is None:
+            den = ((Mg @ sigma_hat) * Mg).sum(dim=1)  # (a,) rows of M_g Sigma_xhat M_g^T
+        else:
+            L, delta = factor
+            den = times_lower(Mg, L).pow(2).sum(dim=1) - delta * Mg.pow(2).sum(dim=1)
         t_new = torch.where(den > 0, num / den.clamp_min(1e-300), t)
 
         def J_of_t(v: torch.Tensor, num=num, den=den) -> float:
