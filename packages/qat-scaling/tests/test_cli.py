@@ -139,3 +139,44 @@ def test_fp16_fit_on_cpu_is_one_line_error(tmp_path, capsys):
     ]
     assert main(args) == 2
     assert "fp16" in capsys.readouterr().err
+
+
+def _tiny_fit_args(tmp_path, vocab=32, model_vocab=32):
+    return [
+        "fit",
+        "--model.hidden=32",
+        "--model.layers=1",
+        "--model.ffn=64",
+        f"--model.vocab_size={model_vocab}",
+        "--model.seq_len=16",
+        "--model.group_size=8",
+        "--data.corpus=markov",
+        "--data.seq_len=16",
+        "--data.batch_size=2",
+        "--data.train_batches=2",
+        "--data.val_batches=1",
+        f'--data.corpus_kwargs={{"vocab": {vocab}, "train_tokens": 2000, "val_tokens": 500}}',
+        "--trainer.accelerator=cpu",
+        "--trainer.max_steps=2",
+        "--trainer.logger=false",
+        "--trainer.enable_checkpointing=false",
+        "--trainer.enable_progress_bar=false",
+        "--trainer.val_check_interval=2",
+        f"--trainer.default_root_dir={tmp_path}",
+    ]
+
+
+def test_nan_training_loss_is_one_line_error(tmp_path, capsys, monkeypatch):
+    import torch
+    from qat_scaling.lm_module import QATLanguageModel
+
+    monkeypatch.setattr(QATLanguageModel, "loss", lambda self, b: torch.tensor(float("nan")))
+    assert main(_tiny_fit_args(tmp_path)) == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("qat-scaling: error:") and "training loss is nan" in last
+
+
+def test_corpus_vocab_larger_than_model_vocab_is_one_line_error(tmp_path, capsys):
+    assert main(_tiny_fit_args(tmp_path, vocab=64, model_vocab=32)) == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("qat-scaling: error:") and "--model.vocab_size 64" in last

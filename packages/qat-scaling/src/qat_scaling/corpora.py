@@ -4,9 +4,9 @@ Paper: "Scaling Law for Quantization-Aware Training", Chen et al., arXiv 2505.14
 paper trains on web text; this package needs text that is on every machine).
 
 1. Real text: the ``.py`` files of the running interpreter's standard library (tests
-   excluded), byte tokens (vocabulary 256), split into train / validation by a hash of each
-   file's relative path; the Python version and a sha256 of the text are recorded
-   -> :class:`StdlibCorpus`.
+   excluded), byte tokens (vocabulary 256) or a BPE trained locally on the training split
+   (:mod:`qat_scaling.bpe`), split into train / validation by a hash of each file's relative
+   path; the Python version and a sha256 of the text are recorded -> :class:`StdlibCorpus`.
 2. Synthetic text with a known floor: an order-k Markov chain whose next-token rows are
    Dirichlet draws with Zipf-shaped concentrations; its entropy rate
    ``H = -sum_s pi_s sum_a P(a|s) log P(a|s)`` is exact -> :class:`MarkovCorpus`.
@@ -63,6 +63,9 @@ class StdlibCorpus:
     Args:
         max_bytes: Stop reading files after this many bytes (the whole corpus is ~13 MB).
         val_every: About one file in ``val_every`` is held out.
+        tokenizer: ``bytes`` (vocabulary 256) or ``bpe`` (a byte-level BPE trained on the
+            training split only, :func:`qat_scaling.bpe.train_bpe`).
+        bpe_vocab: Vocabulary size of the BPE.
 
     Examples:
         >>> c = StdlibCorpus(max_bytes=1_000_000)
@@ -73,22 +76,34 @@ class StdlibCorpus:
     max_bytes: int = 4_000_000
     val_every: int = 10
     vocab_size: int = 256
+    tokenizer: str = "bytes"
+    bpe_vocab: int = 1024
 
     def __post_init__(self) -> None:
+        if self.tokenizer not in ("bytes", "bpe"):
+            raise ValueError(f"tokenizer must be 'bytes' or 'bpe', got {self.tokenizer!r}")
         train, val, self.n_files = _stdlib_text(self.max_bytes, self.val_every)
         if not train or not val:
             raise ValueError(
                 f"max_bytes={self.max_bytes} gives an empty train or validation split; raise it"
             )
+        self.sha256 = hashlib.sha256(train + b"\0" + val).hexdigest()
+        if self.tokenizer == "bpe":
+            from .bpe import encode, train_bpe
+
+            tok = train_bpe(train, self.bpe_vocab)
+            self.vocab_size = tok.get_vocab_size()
+            self.train, self.val = encode(tok, train), encode(tok, val)
+            return
         self.train = torch.from_numpy(np.frombuffer(train, dtype=np.uint8).astype(np.int64))
         self.val = torch.from_numpy(np.frombuffer(val, dtype=np.uint8).astype(np.int64))
-        self.sha256 = hashlib.sha256(train + b"\0" + val).hexdigest()
 
     def describe(self) -> str:
         """One line naming the source, its size and hash."""
+        unit = "bytes" if self.tokenizer == "bytes" else f"BPE tokens (vocab {self.vocab_size})"
         return (
             f"CPython {platform.python_version()} stdlib sources, {self.n_files} files, "
-            f"{len(self.train)} train / {len(self.val)} validation bytes, "
+            f"{len(self.train)} train / {len(self.val)} validation {unit}, "
             f"sha256 {self.sha256[:12]}"
         )
 

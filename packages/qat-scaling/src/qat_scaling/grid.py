@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 from icml26_shared.progress import progress
 
-from .lm_module import QATLanguageModel, TextDataModule, activation_statistics
+from .lm_module import NonFiniteLossError, QATLanguageModel, TextDataModule, activation_statistics
 from .tiny_llama import SIZES
 
 
@@ -187,7 +187,7 @@ def train_run(spec: GridSpec, job: dict, data: TextDataModule) -> list[dict]:
             g["lr"] = lr * factor
         loss = module.loss(data.train_batch(i))
         if not torch.isfinite(loss):
-            raise FloatingPointError(f"{run_id(job)}: training loss is {loss.item()} at step {i}")
+            raise NonFiniteLossError(f"{run_id(job)}: training loss is {loss.item()} at step {i}")
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()

@@ -60,6 +60,10 @@ def reject_fp16_on_cpu(precision: Any, accelerator: str) -> None:
         )
 
 
+class NonFiniteLossError(ValueError):
+    """A training loss became NaN or infinite (bad input or a diverged run): stop, don't record."""
+
+
 class QATLanguageModel(pl.LightningModule):
     """A tiny randomly initialised Llama trained with a QAT scheme (or in full precision).
 
@@ -121,13 +125,25 @@ class QATLanguageModel(pl.LightningModule):
             logits.reshape(-1, logits.shape[-1]).float(), tokens[:, 1:].reshape(-1)
         )
 
+    def setup(self, stage: str) -> None:
+        dm = self.trainer.datamodule if self._trainer is not None else None
+        corpus = getattr(dm, "corpus", None)
+        if corpus is not None and corpus.vocab_size > self.hparams.vocab_size:
+            raise ValueError(
+                f"the corpus has {corpus.vocab_size} token ids but the model's vocabulary is "
+                f"{self.hparams.vocab_size}: set --model.vocab_size {corpus.vocab_size}"
+            )
+
     def on_fit_start(self) -> None:
         reject_fp16_on_cpu(self.trainer.precision, "cpu" if self.device.type == "cpu" else "gpu")
 
     def training_step(self, batch: torch.Tensor, batch_idx: int) -> torch.Tensor:
         loss = self.loss(batch)
         if not torch.isfinite(loss):
-            raise FloatingPointError(f"training loss is {loss.item()} at step {self.global_step}")
+            raise NonFiniteLossError(
+                f"training loss is {loss.item()} at step {self.global_step}; lower the learning "
+                "rate or check the data"
+            )
         self.log("train_loss", loss, prog_bar=True)
         return loss
 

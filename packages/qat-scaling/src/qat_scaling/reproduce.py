@@ -60,6 +60,10 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     report.add_table(_delta_table(records, errors, spec, seed))
     fits = decompose(errors, bootstrap=1000, seed=seed)
     report.add_table(_fit_table(fits))
+    decomposition = _decomposition_table(errors, _decomposition_group(spec))
+    if decomposition is not None:
+        report.add_table(decomposition)
+        _plot_decomposition(report, errors, _decomposition_group(spec))
     w4a4 = [e for e in errors if e["scheme"] == "W4A4"]
     report.add_table(_holdout_table(w4a4))
     chin = _chinchilla_table(records, seed)
@@ -214,6 +218,89 @@ def _fit_table(fits) -> Table:
             },
         )
     return table
+
+
+_PARTS = (
+    ("W4A4", "d W4A4"),
+    ("W4A16", "d_W (W4A16)"),
+    ("W16A4", "d_A (W16A4)"),
+    ("W16A4-FC2A8", "d_A FC2-A8"),
+    ("W16A4-FC2had", "d_A FC2-Hadamard"),
+    ("W4A4-FC2A8", "d W4A4-FC2A8"),
+)
+
+
+def _decomposition_group(spec: GridSpec) -> int:
+    """The G at which the decomposition schemes were run (the largest such G)."""
+    gs = [g for s, g in spec.runs if s in ("W4A16", "W16A4") and g]
+    return max(gs) if gs else 0
+
+
+def _decomposition_table(errors, G: int) -> Table | None:
+    """Per (N, D) at one G: delta_W4A4 against its weight and activation parts, FC2 fixes."""
+    by = {(e["size"], e["N"], e["D"], e["scheme"]): e["delta"] for e in errors if e["G"] == G}
+    cells = sorted({(k[1], k[2], k[0]) for k in by})
+    if not G or not cells or not any(k[3] == "W16A4" for k in by):
+        return None
+    table = Table(
+        f"Weight / activation decomposition and FC2 mixed precision (G = {G})",
+        [
+            "size",
+            "N",
+            "D",
+            *(label for _, label in _PARTS),
+            "d_W + d_A",
+            "d_W / d_A",
+            "d_W / d_A FC2-A8",
+        ],
+        notes=(
+            "delta in nats per byte, paired with the FP run of the same size and D. d_W: "
+            "weights at 4 bits, activations in full precision; d_A: activations at 4 bits; "
+            "FC2-A8: the down_proj input at 8 bits (every other linear input at 4); "
+            "FC2-Hadamard: the down_proj input and weight rotated by an orthonormal Hadamard "
+            "matrix before 4-bit quantisation (QuaRot-style outlier anchor, same bits). "
+            "d_W + d_A close to d W4A4 means the two parts add up. The paper: the activation "
+            "part is dominated by the FC2 input, FC2-A8 brings d_W and d_A level, and d_W "
+            "grows faster with D."
+        ),
+    )
+    for n, d, size in cells:
+        row = {"size": size, "N": n, "D": d}
+        for scheme, label in _PARTS:
+            row[label] = by.get((size, n, d, scheme))
+        dw, da, da8 = row["d_W (W4A16)"], row["d_A (W16A4)"], row["d_A FC2-A8"]
+        if dw is not None and da is not None:
+            row["d_W + d_A"] = dw + da
+            row["d_W / d_A"] = dw / da if da > 0 else None
+        if dw is not None and da8 is not None:
+            row["d_W / d_A FC2-A8"] = dw / da8 if da8 > 0 else None
+        table.add_row(**row)
+    return table
+
+
+def _plot_decomposition(report: Report, errors, G: int) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = sorted({(e["N"], e["size"]) for e in errors})
+    fig, axes = plt.subplots(1, len(sizes), figsize=(4 * len(sizes), 3.2), squeeze=False)
+    for ax, (n, size) in zip(axes[0], sizes, strict=True):
+        for scheme, label in _PARTS[:5]:
+            pts = sorted(
+                (e["D"], e["delta"])
+                for e in errors
+                if e["N"] == n and e["G"] == G and e["scheme"] == scheme
+            )
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=label)
+        ax.axhline(0, color="k", lw=0.5)
+        ax.set(xscale="log", xlabel="D (tokens)", ylabel="delta (nats)", title=f"{size} (N={n})")
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(f"Weight vs activation part of the W4A4 error, G = {G}", fontsize=10)
+    fig.tight_layout()
+    report.save_figure(fig, "decomposition.png")
 
 
 def _holdout_table(w4a4) -> Table:
