@@ -60,7 +60,7 @@ def test_pqn_learns_cartpole_smoke():
 
 
 def test_ppo_learns_cartpole_smoke():
-    res = run_agent("ppo", iterations=30, seed=0, lr=2.5e-3, num_envs=4, num_steps=128)
+    res = run_agent("ppo", iterations=20, seed=0, lr=2.5e-3, num_envs=4, num_steps=128)
     assert res["final"] > 40
     d = res["diagnostics"]
     assert 0 <= d["dormant_tau0"] <= 1 and 1 <= d["srank"] <= 64
