@@ -88,3 +88,32 @@ def test_synth_then_eval(tmp_path, capsys):
 def test_export_lmms_eval(tmp_path):
     assert main(["export-lmms-eval", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "videokr_eval.yaml").is_file()
+
+
+def test_predict_writes_jsonl_that_eval_scores(tmp_path, capsys):
+    """fit -> checkpoint -> predict (PredictionWriter) -> eval, on the command line."""
+    small = ["--config", str(CONFIGS / "sft_full.yaml"), "--data.init_args.n_videos", "6",
+             "--data.init_args.filtered", "false", "--data.init_args.batch_size", "4",
+             "--model.init_args.d_model", "32", "--model.init_args.layers", "1",
+             "--model.init_args.heads", "2", "--model.init_args.max_new_tokens", "4",
+             "--trainer.accelerator", "cpu", "--trainer.devices", "1",
+             "--trainer.logger", "false", "--trainer.enable_progress_bar", "false",
+             "--trainer.default_root_dir", str(tmp_path)]  # fmt: skip
+    fit = ["--trainer.max_epochs", "1", "--trainer.check_val_every_n_epoch", "1"]
+    assert main(["fit", *small, *fit, "--trainer.limit_val_batches", "1"]) == 0
+    ckpt = next(tmp_path.rglob("*.ckpt"))
+    preds = tmp_path / "preds.jsonl"
+    code = main(["predict", *small, "--ckpt_path", str(ckpt),
+                 "--trainer.callbacks+=videokr.training.PredictionWriter",
+                 "--trainer.callbacks.output", str(preds)])  # fmt: skip
+    assert code == 0
+    rows = [json.loads(x) for x in preds.read_text().splitlines()]
+    assert rows and all(set(r) == {"id", "output"} for r in rows)
+    assert main(["synth", "--out", str(tmp_path / "w"), "--n_videos", "6"]) == 0
+    capsys.readouterr()
+    corpus = tmp_path / "w" / "eval_raw.jsonl"
+    assert main(["eval", "--corpus", str(corpus), "--predictions", str(preds)]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["scored"] == len(corpus.read_text().splitlines()) and 0.0 <= res["overall"] <= 1.0
+    code = main(["eval", "--corpus", str(corpus), "--predictions", str(preds), "--judge", "chat"])
+    assert_one_line_error(capsys.readouterr().err, "needs --judge_url", code)

@@ -31,3 +31,23 @@ def test_microworld_records_fit_the_schema(tmp_path):
     rows = validate_corpus(w.train + w.eval, video_root=tmp_path, check_videos=True)
     assert len(rows) == len(w.train) + len(w.eval)
     assert {r["skill"] for r in rows} == {"VidR", "KnowVid", "KnowVidR"}
+
+
+def test_local_datamodule_reads_clips_under_the_video_root(tmp_path, monkeypatch):
+    from videokr.corpus import write_jsonl
+    from videokr.datamodule import VideoKRDataModule
+
+    w = make_microworld(6, seed=0, root=tmp_path)
+    train = write_jsonl(tmp_path / "train.jsonl", w.train)
+    test = write_jsonl(tmp_path / "eval.jsonl", w.eval)
+    dm = VideoKRDataModule(str(train), str(test), video_root=str(tmp_path), batch_size=3)
+    dm.setup("fit")
+    b = next(iter(dm.train_dataloader()))
+    assert b["video"].shape == (3, 1, 7, 16, 16)  # (B, 1, T, H, W)
+    assert b["input_ids"].shape == b["labels"].shape == b["attention_mask"].shape
+    assert len(dm.splits["train"]) + len(dm.splits["val"]) == len(w.train)
+    (tmp_path / w.eval[0]["video_path"]).unlink()
+    monkeypatch.delenv("VIDEOKR_VIDEO_ROOT", raising=False)
+    with pytest.raises(FileNotFoundError, match="VIDEOKR_VIDEO_ROOT") as err:
+        VideoKRDataModule(str(train), str(test), video_root=str(tmp_path)).setup("fit")
+    assert w.eval[0]["video_path"] in str(err.value)

@@ -108,3 +108,25 @@ def test_launch_sft_then_grpo_one_step_each(tiny_lm, tmp_path):
     logs = grpo.state.log_history[0]
     assert "rewards/accuracy_reward/mean" in logs and "rewards/format_reward/mean" in logs
     assert 0.0 <= logs["reward"] <= 1.0 and logs["kl"] >= 0.0
+
+
+def test_cli_trl_launch_errors_are_one_line(tmp_path, capsys, monkeypatch):
+    from icml26_shared import hub
+    from icml26_shared.contract import assert_one_line_error
+    from videokr.cli import main
+    from videokr.corpus import write_jsonl
+
+    w = make_microworld(4, seed=0, root=tmp_path)
+    corpus = write_jsonl(tmp_path / "c.jsonl", w.genuine(w.train))
+    base = ["trl-launch", "--model", "Qwen/Qwen2.5-VL-7B-Instruct", "--corpus", str(corpus),
+            "--out", str(tmp_path / "o"), "--video_root", str(tmp_path)]  # fmt: skip
+    code = main([*base, "--stage", "ppo"])
+    assert_one_line_error(capsys.readouterr().err, "unknown stage 'ppo'", code)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    hub.hub_reachable.cache_clear()
+    try:
+        code = main([*base, "--stage", "grpo"])
+    finally:
+        hub.hub_reachable.cache_clear()
+    assert_one_line_error(capsys.readouterr().err, "Qwen/Qwen2.5-VL-7B-Instruct", code)

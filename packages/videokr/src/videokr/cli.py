@@ -8,6 +8,7 @@ and the pipeline commands below.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -111,20 +112,34 @@ def filter(  # noqa: A001 - the command is called filter
     )
 
 
-def evaluate(corpus: Path, predictions: Path, judge: str = "rule") -> None:
+def evaluate(
+    corpus: Path,
+    predictions: Path,
+    judge: str = "rule",
+    judge_url: str = "",
+    judge_model: str = "gpt-4o",
+    judge_api_key_env: str = "OPENAI_API_KEY",
+) -> None:
     """Score predictions (JSONL of {id, output}) on a benchmark: accuracy by skill, subject, type.
 
     Args:
         corpus: Benchmark JSONL in the VideoKR schema.
-        predictions: JSONL with one {"id": ..., "output": ...} per line.
-        judge: rule (open-ended skipped and counted) or rouge (open-ended by ROUGE).
+        predictions: JSONL with one {"id": ..., "output": ...} per line (e.g. from videokr predict).
+        judge: rule (open-ended skipped and counted), rouge (open-ended by ROUGE) or chat (a model judge).
+        judge_url: Base URL of an OpenAI-compatible endpoint for --judge chat (ends before /chat).
+        judge_model: Model name the chat judge asks.
+        judge_api_key_env: Environment variable holding the endpoint's API key (may be unset).
     """
-    from .corpus import load_local, read_jsonl
-    from .harness import EvalHarness, RougeJudge, RuleJudge
+    import os
 
-    judges = {"rule": RuleJudge, "rouge": RougeJudge}
+    from .corpus import load_local, read_jsonl
+    from .harness import ChatJudge, EvalHarness, RougeJudge, RuleJudge
+
+    judges = {"rule": RuleJudge, "rouge": RougeJudge, "chat": ChatJudge}
     if judge not in judges:
         raise UsageError(f"eval: unknown judge {judge!r}; choose from {', '.join(judges)}")
+    if judge == "chat" and not judge_url:
+        raise UsageError("eval: --judge chat needs --judge_url (an OpenAI-compatible endpoint)")
     rows = load_local(corpus)
     preds = {}
     for p in read_jsonl(predictions):
@@ -136,7 +151,12 @@ def evaluate(corpus: Path, predictions: Path, judge: str = "rule") -> None:
         raise UsageError(
             f"eval: {len(unknown)} predictions have ids not in the corpus, e.g. {sorted(unknown)[0]!r}"
         )
-    res = EvalHarness(rows, judges[judge]()).evaluate(preds)
+    scorer = (
+        ChatJudge(judge_url, judge_model, os.environ.get(judge_api_key_env, ""))
+        if judge == "chat"
+        else judges[judge]()
+    )
+    res = EvalHarness(rows, scorer).evaluate(preds)
     print(json.dumps({"overall": res.overall, "format": res.format_rate, "scored": res.n_scored,
                       "skipped": res.n_skipped, **res.by}, indent=1))  # fmt: skip
 
@@ -152,6 +172,53 @@ def export_lmms_eval(out: Path, data_files: str = "VideoKR_eval.jsonl") -> None:
 
     for p in export_lmms_eval_task(out, data_files):
         print(f"wrote {p}")
+
+
+def trl_launch(
+    stage: str,
+    model: str,
+    corpus: Path,
+    out: Path,
+    video_root: Path | None = None,
+    with_video: bool = True,
+    max_frames: int = 128,
+    max_steps: int = -1,
+    cpu: bool = False,
+) -> None:
+    """Train a real (Hub) model with the paper's SFT or GRPO settings through TRL (bench extra).
+
+    Args:
+        stage: sft (SFTTrainer on <think>/<answer> targets) or grpo (GRPOTrainer, 0.9 acc + 0.1 format).
+        model: Hub id or local folder, e.g. Qwen/Qwen2.5-VL-7B-Instruct (the GRPO stage starts from the SFT output).
+        corpus: JSONL corpus in the VideoKR schema (e.g. VideoKR-COT-201K.jsonl or VideoKR-RL-114K.jsonl).
+        out: Output folder for checkpoints and the final model.
+        video_root: Folder the video paths are relative to (default: $VIDEOKR_VIDEO_ROOT).
+        with_video: Feed the clip as frames to an image-text-to-text model; false: text-only causal LM.
+        max_frames: At most this many uniformly sampled frames per clip (paper: 128).
+        max_steps: Stop after this many optimiser steps (-1: one epoch, as in the paper).
+        cpu: Train on the CPU in float32 (no bf16).
+    """
+    from icml26_shared.hub import HubUnavailableError
+
+    from .corpus import load_local
+
+    if stage not in ("sft", "grpo"):
+        raise UsageError(f"trl-launch: unknown stage {stage!r}; choose sft or grpo")
+    # optional quantisation back-ends imported by TRL/transformers log torch pytree deprecations
+    logging.getLogger("torch.utils._pytree").setLevel(logging.ERROR)
+    try:
+        from .trl_recipe import launch
+    except ImportError as exc:
+        raise UsageError(f"trl-launch: {exc}") from None
+    rows = load_local(corpus, video_root=video_root, check_videos=with_video)
+    extra = {"max_steps": max_steps}
+    if cpu:
+        extra.update(use_cpu=True, bf16=False)
+    try:
+        trainer = launch(stage, model, rows, out, video_root, with_video, max_frames, **extra)
+    except HubUnavailableError as exc:
+        raise UsageError(f"trl-launch: {' '.join(str(exc).split())}") from None
+    print(f"trained {stage} for {trainer.state.global_step} steps; model saved to {out}")
 
 
 def build_cli() -> PaperCLI:
@@ -172,6 +239,7 @@ def build_cli() -> PaperCLI:
             "filter": filter,
             "eval": evaluate,
             "export-lmms-eval": export_lmms_eval,
+            "trl-launch": trl_launch,
         },
     )
 

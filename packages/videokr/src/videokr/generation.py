@@ -8,7 +8,7 @@ write a question, options, answer and chain-of-thought per skill. Here:
   video's caption and the :class:`~videokr.knowledge.KnowledgeBank` (used by the micro-world).
 * :class:`TransformersGenerator` -- a local ``transformers`` causal LM writes the record as JSON.
 * :class:`OpenAIGenerator` -- an OpenAI-compatible ``/v1/chat/completions`` endpoint (optional;
-  plain ``urllib``, no SDK).
+  plain ``urllib``, no SDK, through :func:`chat_completion`).
 
 The two LLM backends share :func:`build_prompt` and :func:`parse_generation`; a reply that is
 not a valid record is dropped (``None``) and counted by the caller, never patched.
@@ -211,6 +211,33 @@ class TransformersGenerator:
         return parse_generation(text, video, skill)
 
 
+def chat_completion(
+    base_url: str,
+    model: str,
+    messages: list[dict[str, str]],
+    api_key: str = "",
+    timeout: float = 60.0,
+    **params: Any,
+) -> str:
+    """One reply from an OpenAI-compatible ``POST {base_url}/chat/completions`` (plain ``urllib``).
+
+    Network failures raise ``OSError`` (``urllib.error.URLError``); a reply without
+    ``choices[0].message.content`` raises ``ValueError`` naming the endpoint.
+    """
+    body = {"model": model, "messages": messages, **params}
+    headers = {"Content-Type": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    url = f"{base_url.rstrip('/')}/chat/completions"
+    req = urllib.request.Request(url, json.dumps(body).encode(), headers)
+    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - user URL
+        reply = json.loads(resp.read())
+    try:
+        return str(reply["choices"][0]["message"]["content"])
+    except (KeyError, IndexError, TypeError):
+        raise ValueError(f"{url}: the reply has no choices[0].message.content") from None
+
+
 class OpenAIGenerator:
     """An OpenAI-compatible chat-completions endpoint (``base_url`` ends before ``/chat``)."""
 
@@ -229,19 +256,13 @@ class OpenAIGenerator:
     def generate(
         self, video: VideoRecord, skill: str, rng: np.random.Generator
     ) -> dict[str, Any] | None:
-        body = {
-            "model": self.model,
-            "messages": [{"role": "user", "content": build_prompt(video, skill, self.bank)}],
-            "temperature": 0.7,
-            "seed": int(rng.integers(2**31)),
-        }
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(
-            f"{self.base_url}/chat/completions", json.dumps(body).encode(), headers
+        text = chat_completion(
+            self.base_url,
+            self.model,
+            [{"role": "user", "content": build_prompt(video, skill, self.bank)}],
+            self.api_key,
+            self.timeout,
+            temperature=0.7,
+            seed=int(rng.integers(2**31)),
         )
-        with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # noqa: S310 - user URL
-            reply = json.loads(resp.read())
-        text = reply["choices"][0]["message"]["content"]
         return parse_generation(text, video, skill)

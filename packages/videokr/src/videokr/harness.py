@@ -8,6 +8,7 @@ subject and dataset (here also by skill).
 * :class:`Judge` -- protocol ``judge(record, output) -> float | None`` (``None``: cannot score).
 * :class:`RuleJudge` -- multiple choice / numerical by rule, open-ended skipped (``None``).
 * :class:`RougeJudge` -- the rule judge plus ROUGE for open-ended answers (the training reward).
+* :class:`ChatJudge` -- a model judge behind an OpenAI-compatible endpoint (the authors: GPT-4o).
 * :class:`EvalHarness` -- scores outputs into torchmetrics ``MeanMetric`` per group.
 * :class:`RandomPredictor` -- uniform random letter (chance baseline, deterministic under a seed).
 * :func:`chance_accuracy` -- the expected accuracy of a uniform guess, ``mean(1 / |options|)``.
@@ -23,6 +24,7 @@ subject and dataset (here also by skill).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +63,64 @@ class RougeJudge(RuleJudge):
 
     def __call__(self, record: Mapping[str, Any], output: str) -> float | None:
         return accuracy_reward(output, record["solution"], record["problem_type"])
+
+
+JUDGE_PROMPT = (
+    "You grade answers to a question about a video.\nQuestion: {question}\n"
+    "Reference answer: {reference}\nModel answer: {prediction}\n"
+    "Reply with one number between 0 and 1: 1 if the model answer means the same as the "
+    "reference, 0 if not, a fraction for a partly right answer."
+)
+_SCORE = re.compile(r"(?<![\d.])(0(?:\.\d+)?|1(?:\.0+)?)(?![\d.])")
+
+
+class ChatJudge(RuleJudge):
+    """A model judge behind an OpenAI-compatible endpoint (the authors use GPT-4o).
+
+    Multiple-choice and numerical items are scored by rule unless ``rule_first=False``;
+    open-ended items (and the rest with ``rule_first=False``) go to the judge model, whose
+    reply must contain a score in [0, 1]. An output without an answer scores 0 without a call;
+    an unparsable reply gives ``None`` (the item is skipped and counted).
+
+    >>> ChatJudge("http://localhost:1", "gpt-4o")(
+    ...     {"problem_type": "open-ended", "question": "q", "solution": "<answer>x</answer>"}, "none")
+    0.0
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str = "",
+        rule_first: bool = True,
+        timeout: float = 60.0,
+    ) -> None:
+        self.base_url, self.model, self.api_key = base_url, model, api_key
+        self.rule_first, self.timeout = rule_first, timeout
+
+    def __call__(self, record: Mapping[str, Any], output: str) -> float | None:
+        from .generation import chat_completion
+        from .rewards import extract_answer
+
+        if self.rule_first and record["problem_type"] != "open-ended":
+            return super().__call__(record, output)
+        if "<answer>" not in output or not extract_answer(output):
+            return 0.0
+        prompt = JUDGE_PROMPT.format(
+            question=record.get("question", ""),
+            reference=extract_answer(record["solution"]),
+            prediction=extract_answer(output),
+        )
+        reply = chat_completion(
+            self.base_url,
+            self.model,
+            [{"role": "user", "content": prompt}],
+            self.api_key,
+            self.timeout,
+            temperature=0.0,
+        )
+        m = _SCORE.search(reply)
+        return float(m.group(1)) if m else None
 
 
 @dataclass

@@ -10,7 +10,7 @@
   estimator :func:`k3_kl` ``= exp(ref - logp) - (ref - logp) - 1``, coefficient 0.01 (verl setting).
 
 Both validate by greedy decoding (paper eval: temperature 0.1) and log accuracy and format
-compliance. ``GRPOModule(init_ckpt=...)`` starts policy and reference from an SFT checkpoint.
+compliance; :class:`PredictionWriter` saves ``predict`` outputs for ``videokr eval``. ``GRPOModule(init_ckpt=...)`` starts policy and reference from an SFT checkpoint.
 """
 
 from __future__ import annotations
@@ -70,6 +70,32 @@ def grpo_loss(
     loss = ((per_token * m).sum(1) / denom).mean()
     stats = {"kl": ((kl * m).sum(1) / denom).mean().detach(), "ratio": (ratio * m).sum() / m.sum()}
     return loss, stats
+
+
+class PredictionWriter(pl.callbacks.BasePredictionWriter):
+    """Writes ``predict`` outputs as JSONL ``{"id", "output"}`` lines, the input of ``videokr eval``.
+
+    On the command line: ``videokr predict --config configs/sft_full.yaml --ckpt_path X.ckpt
+    --trainer.callbacks+=videokr.training.PredictionWriter --trainer.callbacks.output preds.jsonl``.
+    The file is written once, atomically, after the last batch.
+
+    Parameters
+    ----------
+    output: path of the JSONL file.
+    """
+
+    def __init__(self, output: str = "predictions.jsonl") -> None:
+        super().__init__(write_interval="epoch")
+        self.output = output
+
+    def write_on_epoch_end(self, trainer, pl_module, predictions, batch_indices) -> None:
+        import json
+
+        from icml26_shared.results import atomic_write_text
+
+        rows = [row for batch in predictions for row in batch]
+        text = "".join(json.dumps(r) + "\n" for r in rows)
+        atomic_write_text(self.output, text)
 
 
 class SFTModule(pl.LightningModule):
