@@ -29,8 +29,8 @@ from .vad_data import SyntheticVADDataModule
 SETTINGS = {
     "quick": {"dim": 64, "n_train": 120, "n_test": 60, "epochs": 15, "seeds": 1,
               "batch_pairs": 4, "weights": [0.0, 1.0, 5.0], "contrast_weights": [1.0, 5.0],
-              "image": {"n_train": 60, "n_test": 30, "dim": 32, "n_snippets": 12,
-                        "encoder_epochs": 2, "epochs": 15}},
+              "image": {"n_train": 120, "n_test": 60, "dim": 64, "n_snippets": 16,
+                        "encoder_epochs": 4, "epochs": 15}},
     "full": {"dim": 128, "n_train": 200, "n_test": 100, "epochs": 20, "seeds": 3,
              "batch_pairs": 8, "weights": [0.0, 1.0, 5.0], "contrast_weights": [1.0, 5.0, 20.0],
              "image": {"n_train": 120, "n_test": 60, "dim": 64, "n_snippets": 16,
