@@ -62,7 +62,7 @@ def corpus_text(name: str, purpose: str = "calibration", max_chars: int = 20_000
     if name == "stdlib":
         from watersic.text_corpus import stdlib_text
 
-        raw = stdlib_text("train" if purpose == "calibration" else "heldout")
+        raw = stdlib_text("train" if purpose == "calibration" else "heldout", max_chars)
         return raw.decode("utf-8", errors="replace")[:max_chars]
     from icml26_shared.hub import load_dataset
 
