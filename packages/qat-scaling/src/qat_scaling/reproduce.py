@@ -242,13 +242,15 @@ def _decomposition_table(errors, G: int) -> Table | None:
     cells = sorted({(k[1], k[2], k[0]) for k in by})
     if not G or not cells or not any(k[3] == "W16A4" for k in by):
         return None
+    ran = {k[3] for k in by}
+    parts = [(scheme, label) for scheme, label in _PARTS if scheme in ran]
     table = Table(
         f"Weight / activation decomposition and FC2 mixed precision (G = {G})",
         [
             "size",
             "N",
             "D",
-            *(label for _, label in _PARTS),
+            *(label for _, label in parts),
             "d_W + d_A",
             "d_W / d_A",
             "d_W / d_A FC2-A8",
@@ -266,9 +268,9 @@ def _decomposition_table(errors, G: int) -> Table | None:
     )
     for n, d, size in cells:
         row = {"size": size, "N": n, "D": d}
-        for scheme, label in _PARTS:
+        for scheme, label in parts:
             row[label] = by.get((size, n, d, scheme))
-        dw, da, da8 = row["d_W (W4A16)"], row["d_A (W16A4)"], row["d_A FC2-A8"]
+        dw, da, da8 = row.get("d_W (W4A16)"), row.get("d_A (W16A4)"), row.get("d_A FC2-A8")
         if dw is not None and da is not None:
             row["d_W + d_A"] = dw + da
             row["d_W / d_A"] = dw / da if da > 0 else None
