@@ -39,3 +39,36 @@ def test_bpe_is_trained_on_train_only_round_trips_and_compresses():
         StdlibCorpus(max_bytes=1_000_000, tokenizer="wordpiece")
     with pytest.raises(ValueError, match="vocab_size > 256"):
         train_bpe(b"abc", 100)
+
+
+def test_hf_corpus_reads_a_local_text_folder_with_a_local_tokenizer(tmp_path):
+    pytest.importorskip("datasets")
+    from qat_scaling.bpe import train_bpe
+    from qat_scaling.corpora import HFTextCorpus
+    from transformers import PreTrainedTokenizerFast
+
+    text = "def add(a, b):\n    return a + b\n" * 400
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "part.txt").write_text(text)
+    PreTrainedTokenizerFast(tokenizer_object=train_bpe(text.encode(), 300)).save_pretrained(
+        tmp_path / "tok"
+    )
+    as_bytes = HFTextCorpus(str(tmp_path / "data"), max_bytes=10_000, val_fraction=0.1)
+    assert as_bytes.vocab_size == 256 and len(as_bytes.train) > len(as_bytes.val) > 0
+    bpe = HFTextCorpus(
+        str(tmp_path / "data"), max_bytes=10_000, val_fraction=0.1, tokenizer=str(tmp_path / "tok")
+    )
+    n_vocab = train_bpe(text.encode(), 300).get_vocab_size()  # <= 300: few merges exist here
+    assert bpe.vocab_size == n_vocab > 256 and int(bpe.train.max()) < n_vocab
+    assert len(bpe.train) < len(as_bytes.train) / 2  # the merges compress the repeated text
+    assert "tokens" in bpe.describe()
+
+
+def test_hf_corpus_offline_is_one_clear_connection_error(monkeypatch):
+    pytest.importorskip("datasets")
+    import icml26_shared.hub as hub
+    from qat_scaling.corpora import HFTextCorpus
+
+    monkeypatch.setattr(hub, "hub_reachable", lambda timeout=3.0: False)
+    with pytest.raises(ConnectionError, match="corpus=stdlib"):
+        HFTextCorpus("no-such-owner/no-such-dataset-xyz")

@@ -11,8 +11,8 @@ paper trains on web text; this package needs text that is on every machine).
    Dirichlet draws with Zipf-shaped concentrations; its entropy rate
    ``H = -sum_s pi_s sum_a P(a|s) log P(a|s)`` is exact -> :class:`MarkovCorpus`.
 3. Real path for users with internet: a Hugging Face text data set (FineWeb-Edu, DCLM,
-   TinyStories, WikiText) as bytes, through the workspace's offline-aware loader
-   -> :class:`HFTextCorpus`.
+   TinyStories, WikiText) as bytes or hub-tokenizer ids, through the workspace's
+   offline-aware loaders -> :class:`HFTextCorpus`.
 """
 
 from __future__ import annotations
@@ -218,20 +218,27 @@ class MarkovCorpus:
 
 
 class HFTextCorpus:
-    """Bytes of a Hugging Face text data set (the real-scale path; needs ``datasets``).
+    """A Hugging Face text data set as bytes or hub-tokenizer ids (the real-scale path).
+
+    Needs ``datasets`` (the ``bench`` extra). The data set and the tokenizer go through the
+    workspace's offline-aware loaders: offline, only the local cache (or a local path) is
+    tried, and a miss is one clear ``ConnectionError`` naming the offline alternative.
 
     Args:
-        dataset: Hub id, e.g. ``roneneldan/TinyStories`` or ``HuggingFaceFW/fineweb-edu``.
+        dataset: Hub id (``roneneldan/TinyStories``, ``HuggingFaceFW/fineweb-edu``,
+            ``mlfoundations/dclm-baseline-1.0``, ``Salesforce/wikitext``) or a local folder
+            of text files.
         config: Data-set config (``sample-10BT``, ``wikitext-103-raw-v1``, ...).
         field: Text column.
         max_bytes: Bytes to read (streamed).
+        val_fraction: Tail fraction of the text held out for validation.
+        tokenizer: ``bytes`` (vocabulary 256) or a hub tokenizer id / local folder
+            (``gpt2``, ``EleutherAI/gpt-neox-20b``), loaded with ``AutoTokenizer``.
 
     Examples:
         >>> HFTextCorpus.__name__
         'HFTextCorpus'
     """
-
-    vocab_size = 256
 
     def __init__(
         self,
@@ -240,12 +247,25 @@ class HFTextCorpus:
         field: str = "text",
         max_bytes: int = 20_000_000,
         val_fraction: float = 0.05,
+        tokenizer: str = "bytes",
     ) -> None:
-        from icml26_shared.hub import load_dataset
+        from icml26_shared.hub import HubUnavailableError, from_pretrained, load_dataset
 
-        data = load_dataset(
-            dataset, config, split="train", streaming=True, offline_hint="use corpus=stdlib"
-        )
+        if not 0 < val_fraction < 1:
+            raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction}")
+        try:
+            data = load_dataset(
+                dataset, config, split="train", streaming=True, offline_hint="use corpus=stdlib"
+            )
+            tok = None
+            if tokenizer != "bytes":
+                from transformers import AutoTokenizer
+
+                tok = from_pretrained(
+                    AutoTokenizer, tokenizer, offline_hint="use tokenizer='bytes'"
+                )
+        except HubUnavailableError as err:
+            raise ConnectionError(str(err)) from None
         chunks, size = [], 0
         for row in data:
             text = row[field].encode("utf-8")
@@ -255,13 +275,25 @@ class HFTextCorpus:
                 break
         raw = b"\n".join(chunks)
         cut = int(len(raw) * (1 - val_fraction))
-        self.train = torch.from_numpy(np.frombuffer(raw[:cut], dtype=np.uint8).astype(np.int64))
-        self.val = torch.from_numpy(np.frombuffer(raw[cut:], dtype=np.uint8).astype(np.int64))
-        self.name = dataset
+        if tok is None:
+            self.vocab_size = 256
+            self.train = torch.from_numpy(np.frombuffer(raw[:cut], np.uint8).astype(np.int64))
+            self.val = torch.from_numpy(np.frombuffer(raw[cut:], np.uint8).astype(np.int64))
+        else:
+            self.vocab_size = len(tok)
+            self.train, self.val = (
+                torch.tensor(
+                    tok(part.decode("utf-8", "replace"), add_special_tokens=False)["input_ids"],
+                    dtype=torch.int64,
+                )
+                for part in (raw[:cut], raw[cut:])
+            )
+        self.name, self.tokenizer = dataset, tokenizer
 
     def describe(self) -> str:
-        """One line naming the data set."""
-        return f"{self.name} (bytes), {len(self.train)} train / {len(self.val)} validation"
+        """One line naming the data set and the tokens."""
+        unit = "bytes" if self.tokenizer == "bytes" else f"{self.tokenizer} tokens"
+        return f"{self.name} ({unit}), {len(self.train)} train / {len(self.val)} validation"
 
 
 def build_corpus(name: str, **kwargs):
