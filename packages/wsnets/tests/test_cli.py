@@ -87,6 +87,8 @@ def test_fit_smoke_then_edit(tmp_path, capsys, monkeypatch):
         (["make-zoo", "--out", "x", "--n", "0"], "n must be >= 1"),
         (["check-equivariance", "--arch", "[2, 3]"], "at least one hidden layer"),
         (["make-zoo", "--out", "x", "--kind", "cifar"], "kind"),
+        (["f-sweep", "--F", "[1, 0]"], "F must be >= 1"),
+        (["f-sweep", "--model", "statnn"], "model must be one of"),
     ],
 )
 def test_bad_input_is_one_line(capsys, argv, match):
@@ -132,3 +134,15 @@ def test_every_config_names_a_known_model_and_importable_classes():
         seen <= set(MODELS + INVARIANT_ONLY)
         and {"nft", "hnp", "gmn", "dws", "np_pe", "statnn"} <= seen
     )
+
+
+def test_f_sweep_prints_one_row_per_F_with_matched_budgets(tmp_path, capsys):
+    argv = ["f-sweep", "--F", "[1, 2]", "--epochs", "1", "--n_images", "12", "--fit_steps", "2"]
+    assert main([*argv, "--cache_dir", str(tmp_path)]) == 0
+    rows = [
+        r.split("|")[1:-1] for r in capsys.readouterr().out.splitlines() if r.startswith("| gmn")
+    ]
+    assert [int(r[1]) for r in rows] == [1, 2]
+    params = [int(r[3]) for r in rows]
+    assert params[1] <= params[0]  # F=2 editor within the F=1 budget
+    assert all(float(r[4]) > 0 for r in rows)
