@@ -77,7 +77,7 @@ def test_well_2d_with_tensors_trains_and_rotated_test_equals_id(tmp_path):
     assert rotated == pytest.approx(ids, rel=1e-5)  # exactly equivariant, tensors included
 
 
-def test_well_3d_mhd_trains_revit3d_equivariant_over_o(tmp_path):
+def test_well_3d_mhd_trains_revit3d_equivariant_over_o(tmp_path, capsys):
     root = _mhd(tmp_path / "well")
     module = EmulatorModule("revit", "MHD_64", **SMALL)
     trainer = _trainer(tmp_path)
@@ -88,6 +88,13 @@ def test_well_3d_mhd_trains_revit3d_equivariant_over_o(tmp_path):
     assert equivariance_error(module, x, module.ps.spec, "o", module.out_spec) < 1e-5
     with pytest.raises(ValueError, match="2D only"):
         EmulatorModule("unet", "MHD_64")
+    ckpt = tmp_path / "mhd.ckpt"
+    trainer.save_checkpoint(ckpt)
+    assert main(["equivariance", f"--checkpoint={ckpt}", "--group=o", "--grid=8", "--batch=1"]) == 0
+    out = capsys.readouterr().out
+    assert "over O (24 elements)" in out and float(out.split(":")[-1]) < 1e-5
+    assert main(["equivariance", f"--checkpoint={ckpt}", "--group=c4"]) == 2
+    assert "use --group o" in capsys.readouterr().err
 
 
 def test_hub_kf2d_trains(tmp_path):
