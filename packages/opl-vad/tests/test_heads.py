@@ -67,3 +67,49 @@ def test_frame_expansion_and_auc_equal_sklearn():
     assert got == pytest.approx(roc_auc_score(labels.numpy(), scores.numpy()), abs=1e-6)
     assert snippet_to_frame(scores, n_frames=200).shape == (200,)
     assert snippet_to_frame(scores, n_frames=5).tolist() == [float(scores[0])] * 5
+
+
+def test_mgfn_magnitude_contrastive_closed_form_and_shapes():
+    import torch.nn.functional as F
+    from opl_vad.mgfn import (
+        MARGIN,
+        MC_WEIGHT,
+        SEP_WEIGHT,
+        SMOOTHNESS,
+        SPARSITY,
+        MGFNHead,
+        mgfn_loss,
+    )
+
+    labels = torch.tensor([1, 1, 0, 0])
+    scores = torch.tensor([[0.9, 0.9, 0.9, 0.1], [0.9, 0.9, 0.9, 0.1],
+                           [0.2, 0.2, 0.2, 0.2], [0.2, 0.2, 0.2, 0.2]])  # fmt: skip
+    far = torch.tensor([[300.0, 300, 300, 1], [300, 300, 300, 1], [1, 1, 1, 0], [1, 1, 1, 0]])
+    video = torch.tensor([0.9, 0.9, 0.2, 0.2])  # mean score of the top-3 magnitudes
+    smooth = float(((scores[:, 1:] - scores[:, :-1]) ** 2).sum())
+    rest = F.binary_cross_entropy(video, labels.float()) + SMOOTHNESS * smooth
+    rest = rest + SPARSITY * scores[2:].reshape(-1).norm()
+    # classes more than the margin apart, identical within a class: the MC term vanishes
+    assert float(mgfn_loss(scores, far, labels)) == pytest.approx(float(rest), rel=1e-6)
+    # equal magnitudes everywhere: only the separation term, (margin - 0)^2, is left
+    same = torch.tensor([[1.0, 1, 1, 0]]).repeat(4, 1)  # same top-3 snippets as above
+    extra = MC_WEIGHT * SEP_WEIGHT * MARGIN**2
+    assert float(mgfn_loss(scores, same, labels)) == pytest.approx(float(rest) + extra, rel=1e-6)
+    head = MGFNHead(12, hidden=8, heads=2)
+    z = torch.randn(4, 6, 12, requires_grad=True)
+    loss, s = head.loss(z, labels)
+    loss.backward()
+    assert s.shape == (4, 6) and torch.isfinite(z.grad).all() and ((s > 0) & (s < 1)).all()
+    with pytest.raises(ValueError, match="both normal and abnormal"):
+        head.loss(z, torch.ones(4, dtype=torch.long))
+
+
+def test_mgfn_through_the_lightning_module_behind_gopl():
+    from opl_vad.vad_module import VADModule
+
+    module = VADModule(12, head="mgfn", projection="gopl", rank_task=2, rank_face=2)
+    batch = {"x": torch.randn(4, 6, 12), "y": torch.tensor([1, 0, 1, 0]),
+             "face": torch.rand(4, 6)}  # fmt: skip
+    loss = module.training_step(batch, 0)
+    loss.backward()
+    assert torch.isfinite(loss) and module(batch["x"]).shape == (4, 6)

@@ -18,11 +18,14 @@ from torchmetrics.classification import BinaryAUROC, BinaryAveragePrecision
 
 from .face_guidance import FaceGuidance, check_face_signal, face_contrast_loss
 from .frame_protocol import FRAMES_PER_SNIPPET
+from .mgfn import MGFNHead
 from .mil import MILHead
 from .projection import GuidedOrthogonalProjection, OrthogonalProjection
 from .rtfm import RTFMHead
 
-__all__ = ["VADModule"]
+__all__ = ["HEADS", "VADModule"]
+
+HEADS = {"mil": MILHead, "rtfm": RTFMHead, "mgfn": MGFNHead}
 
 
 class VADModule(pl.LightningModule):
@@ -33,7 +36,7 @@ class VADModule(pl.LightningModule):
     dim:
         Feature size ``D``.
     head:
-        ``mil`` (Sultani et al.) or ``rtfm`` (Tian et al.).
+        ``mil`` (Sultani et al.), ``rtfm`` (Tian et al.) or ``mgfn`` (Chen et al.).
     projection:
         ``none``, ``opl`` or ``gopl``.
     rank_task, rank_face:
@@ -64,7 +67,7 @@ class VADModule(pl.LightningModule):
     def __init__(
         self,
         dim: int = 128,
-        head: Literal["mil", "rtfm"] = "mil",
+        head: Literal["mil", "rtfm", "mgfn"] = "mil",
         projection: Literal["none", "opl", "gopl"] = "gopl",
         rank_task: int = 16,
         rank_face: int = 8,
@@ -79,9 +82,9 @@ class VADModule(pl.LightningModule):
     ):
         super().__init__()
         self.save_hyperparameters()
-        if head not in ("mil", "rtfm") or projection not in ("none", "opl", "gopl"):
+        if head not in HEADS or projection not in ("none", "opl", "gopl"):
             raise ValueError(f"unknown head {head!r} or projection {projection!r}")
-        self.head = MILHead(dim) if head == "mil" else RTFMHead(dim)
+        self.head = HEADS[head](dim)
         self.projection = None
         self.guidance = None
         if projection == "opl":
