@@ -117,3 +117,26 @@ def test_predict_writes_jsonl_that_eval_scores(tmp_path, capsys):
     assert res["scored"] == len(corpus.read_text().splitlines()) and 0.0 <= res["overall"] <= 1.0
     code = main(["eval", "--corpus", str(corpus), "--predictions", str(preds), "--judge", "chat"])
     assert_one_line_error(capsys.readouterr().err, "needs --judge_url", code)
+
+
+def test_filter_command_reports_what_it_removed(tmp_path, capsys):
+    assert main(["synth", "--out", str(tmp_path), "--n_videos", "120"]) == 0
+    defects = {
+        json.loads(x)["id"]: json.loads(x)["defect"]
+        for x in (tmp_path / "defects.jsonl").read_text().splitlines()
+    }
+    train_ids = {
+        json.loads(x)["id"] for x in (tmp_path / "train_raw.jsonl").read_text().splitlines()
+    }
+    out = tmp_path / "kept.jsonl"
+    assert main(["filter", "--corpus", str(tmp_path / "train_raw.jsonl"), "--out", str(out),
+                 "--rationale", "true", "--review_sheet", str(tmp_path / "sheet.csv")]) == 0  # fmt: skip
+    report = json.loads((tmp_path / "kept.jsonl.report.json").read_text())
+    assert set(report) == {"blind_text", "near_duplicate", "cot_validation"}
+    removed = {i for r in report.values() for i in r}
+    for cls in ("shortcut", "near_duplicate", "bad_rationale"):
+        planted = [i for i, d in defects.items() if d == cls and i in train_ids]
+        caught = sum(i in removed for i in planted)
+        assert planted and caught >= (0.8 if cls == "shortcut" else 1.0) * len(planted), cls
+    kept = [json.loads(x)["id"] for x in out.read_text().splitlines()]
+    assert not set(kept) & removed and (tmp_path / "sheet.csv").is_file()

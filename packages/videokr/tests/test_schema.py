@@ -45,6 +45,7 @@ def test_normalisation():
 def test_round_trip_through_datasets(tmp_path):
     ds = to_dataset([GOOD, {**GOOD, "id": "q2"}])
     assert set(ds.features) == set(features()) and SCHEMA_VERSION == "1.0"
+    assert str(ds.info.version) == "1.0.0" and "schema 1.0" in ds.info.description
     path = write_jsonl(tmp_path / "c.jsonl", list(ds))
     back = load_local(path)
     assert back == [normalise_example(GOOD), normalise_example({**GOOD, "id": "q2"})]

@@ -82,15 +82,20 @@ def check_corpus(corpus: Path, video_root: Path | None = None, check_videos: boo
 
 
 def filter(  # noqa: A001 - the command is called filter
-    corpus: Path, out: Path, review_sheet: Path | None = None
+    corpus: Path, out: Path, review_sheet: Path | None = None, rationale: bool = False
 ) -> None:
-    """Apply the text-only quality filters (blind text, rationale, near-duplicates) to a corpus file.
+    """Apply the text-only quality filters (blind text, near-duplicates, rationale) to a corpus file.
 
     Args:
         corpus: JSONL corpus (validated first).
         out: Output JSONL of the kept items; the removal report goes next to it (.report.json).
         review_sheet: Also export the kept items as a review sheet (CSV) for human review.
+        rationale: Also validate rationales with the micro-world conventions (the rationale names
+            the labelled option's text last; knowledge items cite the micro-world knowledge bank).
+            Off by default: on other corpora it would remove items whose rationales paraphrase.
     """
+    from icml26_shared.results import atomic_write_text
+
     from .corpus import load_local, write_jsonl
     from .filters import BlindTextFilter, CoTValidator, MinHashDedup
     from .knowledge import microworld_bank
@@ -98,12 +103,13 @@ def filter(  # noqa: A001 - the command is called filter
     from .review import export_review
 
     rows = load_local(corpus)
-    kept, reports = run_filters(
-        rows, [BlindTextFilter(), CoTValidator(microworld_bank()), MinHashDedup()]
-    )
+    chain = [BlindTextFilter(), MinHashDedup()]
+    if rationale:
+        chain.append(CoTValidator(microworld_bank()))
+    kept, reports = run_filters(rows, chain)
     write_jsonl(out, kept)
     report = {r.name: r.removed for r in reports}
-    Path(f"{out}.report.json").write_text(json.dumps(report, indent=1) + "\n")
+    atomic_write_text(f"{out}.report.json", json.dumps(report, indent=1) + "\n")
     if review_sheet is not None:
         export_review(review_sheet, kept)
     print(

@@ -28,7 +28,7 @@ from typing import Any
 from icml26_shared.hub import load_dataset
 from icml26_shared.results import atomic_write_text
 
-from .schema import FIELDS, SchemaError, features, validate_corpus
+from .schema import FIELDS, SCHEMA_VERSION, SchemaError, features, validate_corpus
 
 HUB_FILES = {
     "cot": ("minuzero/VideoKR-Train", "VideoKR-COT-201K.jsonl"),
@@ -75,10 +75,16 @@ def load_local(
 
 def to_dataset(records: Iterable[Mapping[str, Any]]) -> Any:
     """Validated records as a ``datasets.Dataset`` with the versioned features."""
-    from datasets import Dataset
+    from datasets import Dataset, DatasetInfo
 
     rows = validate_corpus(records)
-    return Dataset.from_list([{k: r[k] for k in FIELDS} for r in rows], features=features())
+    feats = features()
+    info = DatasetInfo(
+        description=f"VideoKR records, videokr schema {SCHEMA_VERSION}",
+        version=f"{SCHEMA_VERSION}.0",  # datasets wants MAJOR.MINOR.PATCH
+        features=feats,
+    )
+    return Dataset.from_list([{k: r[k] for k in FIELDS} for r in rows], features=feats, info=info)
 
 
 def write_jsonl(path: str | os.PathLike, records: Iterable[Mapping[str, Any]]) -> Path:
