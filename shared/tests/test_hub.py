@@ -57,3 +57,21 @@ def test_load_dataset_offline(offline):
     pytest.importorskip("datasets")
     with pytest.raises(HubUnavailableError, match="no-such-org/no-such-dataset"):
         hub.load_dataset("no-such-org/no-such-dataset", offline_hint="--data synthetic")
+
+
+def test_offline_error_is_one_cli_line(offline, capsys):
+    """An offline miss inside a package command is one line and exit 2, not a stack trace."""
+    from icml26_shared.cli import PaperCLI
+    from icml26_shared.paper import Paper
+
+    def load(model: str = "org/some-model") -> None:
+        """Load a model from the Hub."""
+        from_pretrained(FakeModel, model, offline_hint="use --model tiny")
+
+    assert issubclass(HubUnavailableError, ConnectionError)
+    assert issubclass(HubUnavailableError, RuntimeError)  # 0.1.0 callers still catch it
+    paper = Paper(name="demo", title="Demo", cli="demo", import_name="demo")
+    code = PaperCLI(paper, commands={"load": load}).main(["load"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert len(err.splitlines()) == 1 and "'org/some-model'" in err and "Traceback" not in err

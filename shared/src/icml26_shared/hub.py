@@ -22,8 +22,13 @@ from urllib.parse import urlparse
 DEFAULT_ENDPOINT = "https://huggingface.co"
 
 
-class HubUnavailableError(RuntimeError):
-    """A dataset or model is neither cached locally nor reachable on the Hub."""
+class HubUnavailableError(ConnectionError, RuntimeError):
+    """A dataset or model is neither cached locally nor reachable on the Hub.
+
+    A :class:`ConnectionError` (so an ``OSError``: package commands run through
+    :class:`icml26_shared.cli.PaperCLI` report it as one line with exit 2) and, for
+    callers written against 0.1.0, still a :class:`RuntimeError`.
+    """
 
 
 def _truthy(value: str | None) -> bool:
