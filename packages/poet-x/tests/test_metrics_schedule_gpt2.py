@@ -129,3 +129,11 @@ def test_gpt2_conv1d_layers_are_wrapped_and_exported_back_to_conv1d(tmp_path):
     reloaded = GPT2LMHeadModel.from_pretrained(tmp_path / "gpt2").eval()
     with torch.no_grad():
         assert torch.allclose(reloaded(ids).logits, trained, atol=1e-5)
+
+
+def test_muon_without_torch_muon_is_one_clear_error(monkeypatch):
+    from poet_x.optimizer_recipe import build_optimizer
+
+    monkeypatch.delattr(torch.optim, "Muon")
+    with pytest.raises(ImportError, match="torch >= 2.9"):
+        build_optimizer(torch.nn.Linear(4, 4), POETConfig(block_size=2), baseline="muon")

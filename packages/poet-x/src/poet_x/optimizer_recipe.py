@@ -83,6 +83,10 @@ def build_optimizer(
         groups = [{"params": rest, "weight_decay": weight_decay}, low]
         return Opt(groups, lr=lr, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.0)
     if baseline == "muon":
+        if not hasattr(torch.optim, "Muon"):
+            raise ImportError(
+                f"optimizer 'muon' needs torch.optim.Muon (torch >= 2.9); torch is {torch.__version__}"
+            )
         return [
             torch.optim.Muon(mats, lr=lr * 20, weight_decay=0.0, momentum=0.95),
             torch.optim.AdamW(rest, lr=lr, weight_decay=weight_decay, **kw),
