@@ -71,3 +71,21 @@ def test_bad_stage_and_negative_weight():
         EOSTokModule(stage="both")
     with pytest.raises(ValueError, match="apr_weight"):
         EOSTokModule(apr_weight=-1.0)
+
+
+@pytest.mark.parametrize("stage", ["tokenizer", "prior", "joint"])
+def test_label_out_of_range_is_an_error_in_every_stage(stage):
+    m = EOSTokModule(stage=stage, **TINY)
+    with pytest.raises(ValueError, match="class labels"):
+        m.losses((torch.rand(2, 1, 16, 16), torch.tensor([0, 10])))
+
+
+def test_two_d_grid_module_trains_a_raster_prior_over_patch_tokens():
+    torch.manual_seed(0)
+    m = EOSTokModule(stage="joint", tokenizer_type="2d", apr_weight=1.0, **TINY)
+    assert m.prior.num_tokens == 16  # (16 / 4)^2 patches
+    out = m.losses((torch.rand(4, 1, 16, 16), torch.arange(4)))
+    out["loss"].backward()
+    assert m.tokenizer.patch_in.weight.grad.abs().sum() > 0
+    with pytest.raises(ValueError, match="tokenizer_type"):
+        EOSTokModule(tokenizer_type="3d")

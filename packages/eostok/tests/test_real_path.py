@@ -36,6 +36,7 @@ def test_to_tensor_image_resizes_short_side_and_centre_crops():
     assert float(x[:, :, 2:-2].min()) > 0.95  # the crop lies inside the white band
 
 
+@pytest.mark.slow  # importing transformers' DINOv2 takes longer than the rest of the suite
 def test_dinov2_teacher_feature_map_shapes_with_a_tiny_random_model():
     transformers = pytest.importorskip("transformers")
     from eostok.alignment import ImplicitAlignment

@@ -76,22 +76,32 @@ def sample(
     print(f"wrote {out}")
 
 
-def evaluate(checkpoint: Path, n_samples: int = 500, seed: int = 0) -> None:
-    """Print PSNR, codebook usage/perplexity, AR NLL, proxy rFID/gFID and class accuracy.
+def evaluate(checkpoint: Path, n_samples: int = 500, seed: int = 0, data: str = "auto") -> None:
+    """Print PSNR, SSIM, codebook usage/perplexity, AR NLL, proxy rFID/gFID, precision/recall, class accuracy.
 
     Args:
         checkpoint: Lightning checkpoint written by ``eostok fit``.
         n_samples: Number of generated samples for the proxy FID (> 16, the feature dim).
-        seed: Seed of the metric CNN (trained here on the training digits) and of sampling.
+        seed: Seed of the metric CNN (trained here on the training images) and of sampling.
+        data: ``digits``, ``shapes`` or ``auto`` (shapes for 3-channel models, else digits).
     """
     from eostok.digits_data import load_digits_images
     from eostok.evaluation import evaluate_model
     from eostok.feature_net import train_feature_net
+    from eostok.shapes_data import load_shapes_images
 
     if n_samples <= 16:
         raise UsageError(f"n_samples must exceed the 16 feature dimensions, got {n_samples}")
+    if data not in ("auto", "digits", "shapes"):
+        raise UsageError(f"data must be auto, digits or shapes, got {data!r}")
     module = _load(checkpoint)
-    xtr, ytr, xte, yte = load_digits_images(module.hparams.image_size)
+    hp = module.hparams
+    if data == "auto":
+        data = "shapes" if hp.get("channels", 1) == 3 else "digits"
+    if data == "shapes":
+        xtr, ytr, xte, yte = load_shapes_images(image_size=hp.image_size)
+    else:
+        xtr, ytr, xte, yte = load_digits_images(hp.image_size)
     metric = train_feature_net(xtr, ytr, seed=seed + 2000)
     for key, value in evaluate_model(module, xte, yte, metric, n_samples, seed).items():
         print(f"{key}: {value:.4f}")

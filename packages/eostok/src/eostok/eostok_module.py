@@ -209,6 +209,7 @@ class EOSTokModule(pl.LightningModule):
         """
         x, y = batch
         hp = self.hparams
+        self.prior.check_labels(y)  # a label >= num_classes is an error in every stage
         zero = x.new_zeros(())
         out = dict.fromkeys(("rec", "vq", "ar", "apr", "align"), zero)
         if self.stage == "prior":
