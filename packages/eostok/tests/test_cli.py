@@ -72,3 +72,27 @@ def test_sample_missing_checkpoint_is_one_line(capsys, tmp_path):
     )
     assert code != 0
     assert_one_line_error(capsys.readouterr().err, "does not exist")
+
+
+def test_evaluate_bad_data_is_one_line(capsys, tmp_path):
+    from icml26_shared.contract import assert_one_line_error
+
+    code = main(["evaluate", "--checkpoint", str(tmp_path / "x.ckpt"), "--data", "imagenet"])
+    assert code == 2
+    assert_one_line_error(capsys.readouterr().err, "data must be")
+
+
+def test_reproduce_workers_and_seed_summary(monkeypatch):
+    from eostok.reproduce import KEY_VARIANTS, METRICS, _seed_summary, reproduce_workers
+    from icml26_shared.results import Table
+
+    monkeypatch.setenv("EOSTOK_REPRODUCE_WORKERS", "3")
+    assert reproduce_workers() == 3
+    monkeypatch.setenv("EOSTOK_REPRODUCE_WORKERS", "zero")
+    with pytest.raises(ValueError, match="EOSTOK_REPRODUCE_WORKERS"):
+        reproduce_workers()
+    t = Table("t", ["variant", "seed", *METRICS])
+    for sd, v in ((0, 1.0), (1, 3.0)):
+        t.add_row(variant=KEY_VARIANTS[0], seed=sd, **dict.fromkeys(METRICS, v))
+    row = _seed_summary(t, KEY_VARIANTS[:1], (0, 1)).rows[0]
+    assert row["n"] == 2 and row["gFID"] == "2 ± 1.4"  # mean 2, sample std sqrt(2)
