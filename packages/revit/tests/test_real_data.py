@@ -158,6 +158,7 @@ def test_hub_unreachable_gives_the_offline_error(tmp_path, monkeypatch):
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(socket, "create_connection", refuse)
+    real_data.hub_reachable.cache_clear()  # the shared probe caches its answer per process
     assert not real_data.hub_reachable()
     with pytest.raises(ConnectionError, match="unreachable \\(offline\\)"):
         well_datamodule("MHD_64", "hf://datasets/polymathic-ai/")
@@ -165,4 +166,5 @@ def test_hub_unreachable_gives_the_offline_error(tmp_path, monkeypatch):
         real_data.WellHDF5("hf://datasets/polymathic-ai/MHD_64/data/train")
     monkeypatch.setattr(socket, "create_connection", lambda *a, **k: pytest.fail("probed"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    real_data.hub_reachable.cache_clear()
     assert not real_data.hub_reachable()  # offline mode never touches the network

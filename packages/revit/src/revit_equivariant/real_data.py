@@ -20,18 +20,17 @@ Nothing here downloads at run time. Both sources read a *local* copy:
 
 A missing package or folder gives one clear error naming the fix; a hub path
 (``hf://...``) while the hub is unreachable gives one clear offline error
-(:func:`hub_reachable`).
+(:func:`icml26_shared.hub.hub_reachable`).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
-import socket
 from pathlib import Path
 
 import numpy as np
 import torch
+from icml26_shared.hub import hub_reachable
 from torch.utils.data import Dataset
 
 from .group import FieldSpec
@@ -47,20 +46,6 @@ HUB_HINT = (
     'huggingface_hub.snapshot_download("thuerey-group/ReViT", repo_type="dataset", '
     "local_dir=...) on a machine with network"
 )
-
-
-HUB_HOST = "huggingface.co"
-
-
-def hub_reachable(host: str = HUB_HOST, timeout: float = 3.0) -> bool:
-    """Whether the Hugging Face hub answers (``False`` when ``HF_HUB_OFFLINE`` is set)."""
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
-        return False
-    try:
-        with socket.create_connection((host, 443), timeout=timeout):
-            return True
-    except OSError:
-        return False
 
 
 def _require_hub(path: str) -> None:
