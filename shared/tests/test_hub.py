@@ -75,3 +75,22 @@ def test_offline_error_is_one_cli_line(offline, capsys):
     err = capsys.readouterr().err.strip()
     assert code == 2, err
     assert len(err.splitlines()) == 1 and "'org/some-model'" in err and "Traceback" not in err
+
+
+def test_offline_call_runs_with_hub_offline_mode(offline):
+    """The cache-only attempt runs with huggingface_hub offline (no retried requests)."""
+    hf_constants = pytest.importorskip("huggingface_hub.constants")
+    seen = []
+
+    class Recorder:
+        @classmethod
+        def from_pretrained(cls, model_id, **kwargs):
+            seen.append(hf_constants.HF_HUB_OFFLINE)
+            raise OSError("not cached")
+
+    before = hf_constants.HF_HUB_OFFLINE
+    with pytest.raises(HubUnavailableError):
+        from_pretrained(Recorder, "org/some-model")
+    assert seen == [True]
+    after = hf_constants.HF_HUB_OFFLINE
+    assert after == before  # restored afterwards

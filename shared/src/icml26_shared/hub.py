@@ -85,6 +85,26 @@ def _datasets_offline() -> Iterator[None]:
             setattr(cfg, key, value)
 
 
+@contextlib.contextmanager
+def _hub_offline() -> Iterator[None]:
+    """Put ``huggingface_hub`` (when installed) into offline mode for one call.
+
+    With ``HF_HUB_OFFLINE`` set this way, an uncached id fails at once instead of after
+    minutes of retried requests and their log lines.
+    """
+    try:
+        import huggingface_hub.constants as hf_constants
+    except ImportError:
+        yield
+        return
+    saved = hf_constants.HF_HUB_OFFLINE
+    hf_constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        hf_constants.HF_HUB_OFFLINE = saved
+
+
 def load_dataset(path: str, *args: Any, offline_hint: str = "", **kwargs: Any) -> Any:
     """``datasets.load_dataset`` with a fast, clear failure when offline.
 
@@ -104,7 +124,7 @@ def load_dataset(path: str, *args: Any, offline_hint: str = "", **kwargs: Any) -
     if _is_local(path) or hub_reachable():
         return datasets.load_dataset(path, *args, **kwargs)
     try:
-        with _datasets_offline():
+        with _datasets_offline(), _hub_offline():
             return datasets.load_dataset(path, *args, **kwargs)
     except Exception as exc:  # noqa: BLE001 - any failure here means "not cached"
         raise _unavailable("dataset", path, offline_hint, exc) from exc
@@ -116,11 +136,13 @@ def from_pretrained(
     """``cls.from_pretrained(model_id, ...)`` with a fast, clear failure when offline.
 
     Works with any class following the ``from_pretrained`` / ``local_files_only``
-    convention (transformers, diffusers, peft). Offline, only the local cache is tried.
+    convention (transformers, diffusers, peft). Offline, only the local cache is tried,
+    with ``huggingface_hub`` in offline mode so that nothing retries a request.
     """
     if _is_local(model_id) or hub_reachable():
         return cls.from_pretrained(model_id, *args, **kwargs)
     try:
-        return cls.from_pretrained(model_id, *args, local_files_only=True, **kwargs)
+        with _hub_offline():
+            return cls.from_pretrained(model_id, *args, local_files_only=True, **kwargs)
     except Exception as exc:  # noqa: BLE001 - any failure here means "not cached"
         raise _unavailable("model", model_id, offline_hint, exc) from exc

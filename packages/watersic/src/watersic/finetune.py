@@ -14,9 +14,7 @@ cosine schedule from lr = 5e-4 down to 5e-6 (the paper's setting for models belo
 
 from __future__ import annotations
 
-import contextlib
 import math
-from pathlib import Path
 
 import lightning.pytorch as pl
 import torch
@@ -210,33 +208,16 @@ class WaterSICFinetune(pl.LightningModule):
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
 
 
-@contextlib.contextmanager
-def _offline_when_unreachable(model_id: str):
-    """Put ``huggingface_hub`` into offline mode (as ``HF_HUB_OFFLINE=1``) when the hub cannot
-    be reached, so an uncached id fails at once instead of after minutes of retried requests."""
-    import huggingface_hub.constants as hf_constants
-    from icml26_shared.hub import hub_reachable
-
-    saved = hf_constants.HF_HUB_OFFLINE
-    if not Path(model_id).exists() and not hub_reachable():
-        hf_constants.HF_HUB_OFFLINE = True
-    try:
-        yield
-    finally:
-        hf_constants.HF_HUB_OFFLINE = saved
-
-
 def load_causal_lm(model_id: str) -> nn.Module:
     """A ``transformers`` causal LM from the hub or a local path, with a clear offline error."""
     from icml26_shared.hub import from_pretrained
     from transformers import AutoModelForCausalLM
 
-    with _offline_when_unreachable(model_id):
-        model = from_pretrained(
-            AutoModelForCausalLM,
-            model_id,
-            offline_hint="use --model tiny-llama (trained here on CPython's sources)",
-        )
+    model = from_pretrained(
+        AutoModelForCausalLM,
+        model_id,
+        offline_hint="use --model tiny-llama (trained here on CPython's sources)",
+    )
     model.eval()
     return model
 
@@ -246,9 +227,8 @@ def load_tokenizer(model_id: str):
     from icml26_shared.hub import from_pretrained
     from transformers import AutoTokenizer
 
-    with _offline_when_unreachable(model_id):
-        return from_pretrained(
-            AutoTokenizer,
-            model_id,
-            offline_hint="use --model tiny-llama (trained here on CPython's sources)",
-        )
+    return from_pretrained(
+        AutoTokenizer,
+        model_id,
+        offline_hint="use --model tiny-llama (trained here on CPython's sources)",
+    )
