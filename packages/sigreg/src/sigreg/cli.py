@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from icml26_shared.cli import PaperCLI, UsageError
+from icml26_shared.progress import quiet_lightning
 
 from .paper import PAPER
 
@@ -84,52 +85,50 @@ def benchmark(
     """
     if sigreg_lambda < 0:
         raise UsageError(f"--sigreg_lambda must be >= 0, got {sigreg_lambda}")
-    from sigreg.reproduce import _quiet_lightning
+    with quiet_lightning():
+        if suite == "drift":
+            from sigreg.drifting_target import DriftingRegression
 
-    _quiet_lightning()
-    if suite == "drift":
-        from sigreg.drifting_target import DriftingRegression
+            for r in DriftingRegression(eta=0.4).compare(steps=1500, chains=128, seed=seed):
+                print(
+                    f"kappa={r['kappa']:>4}: closed {r['closed_param']:.5g}  simulated {r['sim_param']:.5g}  "
+                    f"ratio vs isotropic {r['ratio_vs_iso']:.4g}"
+                )
+        elif suite == "digits-shuffle":
+            from sigreg.shuffled_labels import METHODS, run_shuffled_labels
 
-        for r in DriftingRegression(eta=0.4).compare(steps=1500, chains=128, seed=seed):
-            print(
-                f"kappa={r['kappa']:>4}: closed {r['closed_param']:.5g}  simulated {r['sim_param']:.5g}  "
-                f"ratio vs isotropic {r['ratio_vs_iso']:.4g}"
+            if method not in METHODS:
+                raise UsageError(f"unknown method {method!r}; choose one of {list(METHODS)}")
+            res = run_shuffled_labels(
+                method,
+                phases=phases,
+                epochs_per_phase=epochs_per_phase,
+                sigreg_lambda=sigreg_lambda,
+                seed=seed,
             )
-    elif suite == "digits-shuffle":
-        from sigreg.shuffled_labels import METHODS, run_shuffled_labels
+            for p in res["phases"]:
+                print(
+                    f"phase {p['phase'] + 1}: acc {p['accuracy']:.4f}  dormant {100 * p['dormant_tau0']:.1f}%  "
+                    f"srank {p['srank']:.0f}  isotropy gap {p['isotropy_gap']:.3g}"
+                )
+        else:
+            from sigreg.rl_benchmark import run_agent
 
-        if method not in METHODS:
-            raise UsageError(f"unknown method {method!r}; choose one of {list(METHODS)}")
-        res = run_shuffled_labels(
-            method,
-            phases=phases,
-            epochs_per_phase=epochs_per_phase,
-            sigreg_lambda=sigreg_lambda,
-            seed=seed,
-        )
-        for p in res["phases"]:
-            print(
-                f"phase {p['phase'] + 1}: acc {p['accuracy']:.4f}  dormant {100 * p['dormant_tau0']:.1f}%  "
-                f"srank {p['srank']:.0f}  isotropy gap {p['isotropy_gap']:.3g}"
+            env_id = "CartPole-v1" if suite == "cartpole-ns" else "MinAtar/Breakout-v1"
+            kw = dict(lr=1e-3, num_envs=8, num_steps=32) if agent == "pqn" else dict(lr=2.5e-3)
+            res = run_agent(
+                agent,
+                env_id=env_id,
+                sigreg_lambda=sigreg_lambda,
+                iterations=iterations,
+                ns_period=20 * kw.get("num_steps", 128),
+                seed=seed,
+                **kw,
             )
-    else:
-        from sigreg.rl_benchmark import run_agent
-
-        env_id = "CartPole-v1" if suite == "cartpole-ns" else "MinAtar/Breakout-v1"
-        kw = dict(lr=1e-3, num_envs=8, num_steps=32) if agent == "pqn" else dict(lr=2.5e-3)
-        res = run_agent(
-            agent,
-            env_id=env_id,
-            sigreg_lambda=sigreg_lambda,
-            iterations=iterations,
-            ns_period=20 * kw.get("num_steps", 128),
-            seed=seed,
-            **kw,
-        )
-        print(
-            f"{agent} on {env_id} (non-stationary), lambda={sigreg_lambda}: return AUC {res['auc']:.2f}  "
-            f"final {res['final']:.2f}  episodes {len(res['episodes'])}  wall {res['wall_s']:.1f} s"
-        )
+            print(
+                f"{agent} on {env_id} (non-stationary), lambda={sigreg_lambda}: return AUC {res['auc']:.2f}  "
+                f"final {res['final']:.2f}  episodes {len(res['episodes'])}  wall {res['wall_s']:.1f} s"
+            )
 
 
 def diagnose(checkpoint: Path, n: int = 512, seed: int = 0) -> None:

@@ -22,14 +22,13 @@ Saheb et al., ICML 2026 (arXiv 2602.19373). One run, every baseline in the same 
 
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
-from icml26_shared.progress import progress
+from icml26_shared.progress import progress, quiet_lightning
 from icml26_shared.results import Report, Table
 
 from sigreg.drifting_target import DriftingRegression, stationary_error
@@ -129,11 +128,6 @@ DIGIT_METHODS = [
     ("SIGReg lejepa l=0.05", "sigreg-lejepa", 0.05, "post-relu"),
     ("lightly SIGReg l=0.05 (anchor)", "lightly-sigreg", 0.05, "post-relu"),
 ]
-
-
-def _quiet_lightning() -> None:
-    for name in ("lightning.pytorch", "lightning.fabric", "lightning"):
-        logging.getLogger(name).setLevel(logging.ERROR)
 
 
 def _drift(report: Report, s: Setting, seed: int) -> dict:
@@ -619,25 +613,27 @@ def _figure(report: Report, drift: dict, digits: dict, rl: dict, minatar: dict |
 def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     """Run the experiments (baselines and anchors in the same run); return the report."""
     torch.set_num_threads(1)
-    _quiet_lightning()
-    s = QUICK if quick else FULL
-    report = Report("sigreg", out)
-    t0 = time.perf_counter()
-    drift = _drift(report, s, seed)
-    digits = _digits(report, s, seed)
-    _lightly_anchor(report, seed)
-    rl = _rl(report, s, seed)
-    minatar = _minatar(report, s, seed)
-    tasks = {"CartPole-v1": rl}
-    if minatar:
-        tasks[MINATAR_ENV] = minatar
-    _aggregate(report, tasks)
-    _cost(report, s, seed)
-    _figure(report, drift, digits, rl, minatar)
-    report.note(
-        "CPU-scale reproduction: digits instead of CIFAR-10, CartPole / MinAtar instead of "
-        "Atari-10, MLP trunks instead of the paper's CNN encoder (D=512). The paper's numbers "
-        "(e.g. 'up to 89% average AUC gains on Atari-10') are not comparable to these."
-    )
-    report.metadata.update({"seed": seed, "quick": quick, "wall_time_s": time.perf_counter() - t0})
-    return report
+    with quiet_lightning():
+        s = QUICK if quick else FULL
+        report = Report("sigreg", out)
+        t0 = time.perf_counter()
+        drift = _drift(report, s, seed)
+        digits = _digits(report, s, seed)
+        _lightly_anchor(report, seed)
+        rl = _rl(report, s, seed)
+        minatar = _minatar(report, s, seed)
+        tasks = {"CartPole-v1": rl}
+        if minatar:
+            tasks[MINATAR_ENV] = minatar
+        _aggregate(report, tasks)
+        _cost(report, s, seed)
+        _figure(report, drift, digits, rl, minatar)
+        report.note(
+            "CPU-scale reproduction: digits instead of CIFAR-10, CartPole / MinAtar instead of "
+            "Atari-10, MLP trunks instead of the paper's CNN encoder (D=512). The paper's numbers "
+            "(e.g. 'up to 89% average AUC gains on Atari-10') are not comparable to these."
+        )
+        report.metadata.update(
+            {"seed": seed, "quick": quick, "wall_time_s": time.perf_counter() - t0}
+        )
+        return report

@@ -16,15 +16,13 @@ skill mix beats perception-only data on multi-hop (KnowVidR) items; GRPO adds ov
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import os
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
+from icml26_shared.progress import quiet_lightning
 from icml26_shared.results import Report, Table
 
 from .filters import BlindTextProbe, SingleFrameProbe
@@ -68,22 +66,6 @@ def _outputs(module, dm) -> dict[str, str]:
     return outs
 
 
-@contextlib.contextmanager
-def _quiet_lightning():
-    """Silence the Trainer's informational lines and warnings (progress goes to stderr instead)."""
-    import lightning.pytorch  # noqa: F401 - its import sets this logger's level to INFO
-
-    logger = logging.getLogger("lightning.pytorch")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        logger.setLevel(level)
-
-
 class _Stages:
     """One progress line per stage on stderr, with the elapsed wall time."""
 
@@ -122,7 +104,7 @@ def run_synthkr(
     import torch
 
     torch.set_num_threads(int(os.environ.get("VIDEOKR_THREADS", "1")))
-    with _quiet_lightning():
+    with quiet_lightning():
         return _run(out, seed, n_videos, sft_steps, grpo_steps, group, grpo_batch)
 
 

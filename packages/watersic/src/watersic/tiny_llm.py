@@ -14,13 +14,12 @@ of minutes with a fixed seed on the standard-library sources of :mod:`watersic.t
 from __future__ import annotations
 
 import contextlib
-import logging
 import math
-import warnings
 from dataclasses import dataclass
 
 import lightning.pytorch as pl
 import torch
+from icml26_shared.progress import quiet_lightning
 from torch import nn
 
 from watersic.text_corpus import ByteTextDataModule
@@ -154,23 +153,6 @@ class TinyLlamaPretrain(pl.LightningModule):
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
 
 
-@contextlib.contextmanager
-def _quiet_lightning(verbose: bool):
-    """Silence the Trainer's informational lines and warnings unless ``verbose``."""
-    if verbose:
-        yield
-        return
-    logger = logging.getLogger("lightning.pytorch")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        logger.setLevel(level)
-
-
 def train_tiny_llama(
     spec: TinyLlamaSpec | None = None, seed: int = 0, log: bool = False
 ) -> nn.Module:
@@ -198,7 +180,7 @@ def train_tiny_llama(
         train_bytes=spec.train_bytes,
         seed=seed,
     )
-    with _quiet_lightning(log):
+    with contextlib.nullcontext() if log else quiet_lightning():
         trainer = pl.Trainer(
             max_steps=spec.train_steps,
             accelerator="cpu",

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from icml26_shared.cli import PaperCLI, UsageError
+from icml26_shared.progress import quiet_lightning
 
 from .paper import PAPER
 
@@ -218,7 +219,6 @@ def f_sweep(
         fit_steps: Fitting steps per SIREN.
         cache_dir: Zoo cache folder (default: the user cache).
     """
-    import logging
 
     import torch
 
@@ -234,34 +234,34 @@ def f_sweep(
         raise UsageError(f"the number of ensemble members F must be >= 1, got {min(F_values)}")
     if epochs < 1 or n_images < 10 or fit_steps < 1:
         raise UsageError("epochs and fit_steps must be >= 1 and n_images >= 10")
-    logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
-    width = width or WIDTHS_QUICK[model]
-    depth = 2 if model in ("mlp", "mlp_aug", "canon") else 3
-    print("| model | F | width | params | edit MSE | best epoch | seeds | epochs |")
-    print("|---|---|---|---|---|---|---|---|")
-    for f in F_values:
-        mses, best = [], []
-        for s in seeds:
-            dm = DigitsINRDataModule(
-                "edit", n_images=n_images, fit_steps=fit_steps, init="shared", zoo_seed=0,
-                seed=s, batch_size=16, cache_dir=None if cache_dir is None else str(cache_dir),
-            )  # fmt: skip
-            meta = dm.meta
-            torch.manual_seed(s)
-            mod = INREditor(
-                meta["arch"], model, width, depth, F=f, image_size=meta["size"],
-                w0=meta["w0"], offset=meta["offset"],
-            )  # fmt: skip
-            res = fit_and_test(mod, dm, epochs)
-            mses.append(res["test/loss"])
-            best.append(res["best_epoch"])
-        mse = mean_std(mses)
-        mse = f"{mse:.4g}" if isinstance(mse, float) else mse
-        print(
-            f"| {model} | {f} | {mod.width} | {mod.n_params()} | {mse} | "
-            f"{', '.join(map(str, best))} | {len(seeds)} | {epochs} |",
-            flush=True,
-        )
+    with quiet_lightning():
+        width = width or WIDTHS_QUICK[model]
+        depth = 2 if model in ("mlp", "mlp_aug", "canon") else 3
+        print("| model | F | width | params | edit MSE | best epoch | seeds | epochs |")
+        print("|---|---|---|---|---|---|---|---|")
+        for f in F_values:
+            mses, best = [], []
+            for s in seeds:
+                dm = DigitsINRDataModule(
+                    "edit", n_images=n_images, fit_steps=fit_steps, init="shared", zoo_seed=0,
+                    seed=s, batch_size=16, cache_dir=None if cache_dir is None else str(cache_dir),
+                )  # fmt: skip
+                meta = dm.meta
+                torch.manual_seed(s)
+                mod = INREditor(
+                    meta["arch"], model, width, depth, F=f, image_size=meta["size"],
+                    w0=meta["w0"], offset=meta["offset"],
+                )  # fmt: skip
+                res = fit_and_test(mod, dm, epochs)
+                mses.append(res["test/loss"])
+                best.append(res["best_epoch"])
+            mse = mean_std(mses)
+            mse = f"{mse:.4g}" if isinstance(mse, float) else mse
+            print(
+                f"| {model} | {f} | {mod.width} | {mod.n_params()} | {mse} | "
+                f"{', '.join(map(str, best))} | {len(seeds)} | {epochs} |",
+                flush=True,
+            )
 
 
 def build_cli() -> PaperCLI:

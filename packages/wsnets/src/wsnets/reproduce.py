@@ -23,13 +23,12 @@ One run, on zoos the package generates offline (digits SIRENs, sine SIRENs, trai
 
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from icml26_shared.progress import progress
+from icml26_shared.progress import progress, quiet_lightning
 from icml26_shared.results import Report, Table
 
 from wsnets.architectures import build_model
@@ -165,275 +164,289 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     generated once with ``seed``.
     """
     torch.set_num_threads(1)
-    logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
-    st = QUICK if quick else FULL
-    out = Path(out)
-    cache = out / "zoo-cache"
-    t0 = time.perf_counter()
-    zc = dict(cache_dir=str(cache), zoo_seed=seed, batch_size=st.batch_size)
-    digits = dict(n_images=st.n_images, fit_steps=st.fit_steps, init=st.init, **zc)
-    edit_kw = dict(n_images=st.n_edit, fit_steps=st.fit_steps, init=st.init, **zc)
+    with quiet_lightning():
+        st = QUICK if quick else FULL
+        out = Path(out)
+        cache = out / "zoo-cache"
+        t0 = time.perf_counter()
+        zc = dict(cache_dir=str(cache), zoo_seed=seed, batch_size=st.batch_size)
+        digits = dict(n_images=st.n_images, fit_steps=st.fit_steps, init=st.init, **zc)
+        edit_kw = dict(n_images=st.n_edit, fit_steps=st.fit_steps, init=st.init, **zc)
 
-    def modules(s: int):
-        dms = (
-            DigitsINRDataModule("classify", seed=s, **digits),
-            DigitsINRDataModule("edit", seed=s, **edit_kw),
-            SineINRDataModule(n=st.n_sine, seed=s, init=st.init, **zc),
-            MLPZooDataModule(n=st.n_zoo, seed=s, **zc),
-        )
-        for dm in dms:
-            dm.setup()
-        return dms
-
-    dms0 = modules(seed)
-    meta, meta_edit = dms0[0].meta, dms0[1].meta
-    # learnability anchor: the same digits, fitted from independent initialisations
-    indep = cached_zoo(
-        make_digits_zoo,
-        str(cache),
-        n=st.n_images,
-        size=meta["size"],
-        hidden=meta["arch"][1],
-        variant=meta["variant"],
-        w0=meta["w0"],
-        steps=st.fit_steps,
-        lr=meta["lr"],
-        seed=seed,
-    )
-    learn = {"independent": learnability(indep, seed), st.init: learnability(dms0[0].zoo, seed)}
-    zoo_time = time.perf_counter() - t0
-
-    jobs = [(m, task) for m in INVARIANT_MODELS for task in ("cls", "sine", "zoo")]
-    jobs += [(m, F) for m in EDIT_MODELS for F in st.F_values]
-    results: dict = {}
-    dms: dict = {}
-
-    def run(name, task, s: int) -> None:
-        if s not in dms:
-            dms.clear()
-            dms[s] = modules(seed + s)
-        dm_cls, dm_edit, dm_sine, dm_zoo = dms[s]
-        w = st.widths[name]
-        torch.manual_seed(seed + s)
-        if task == "cls":
-            mod = INRClassifier(meta["arch"], name, w, _depth(name), 10)
-            res = fit_and_test(mod, dm_cls, st.epochs)
-        elif task == "sine":
-            mod = WeightRegressor(dm_sine.meta["arch"], name, w, _depth(name))
-            res = fit_and_test(mod, dm_sine, st.epochs)
-        elif task == "zoo":
-            mod = WeightRegressor(dm_zoo.meta["arch"], name, w, _depth(name))
-            res = fit_and_test(mod, dm_zoo, st.epochs)
-        else:
-            mod = INREditor(
-                meta_edit["arch"],
-                name,
-                w,
-                _depth(name),
-                F=int(task),
-                image_size=meta_edit["size"],
-                w0=meta_edit["w0"],
-                offset=meta_edit["offset"],
+        def modules(s: int):
+            dms = (
+                DigitsINRDataModule("classify", seed=s, **digits),
+                DigitsINRDataModule("edit", seed=s, **edit_kw),
+                SineINRDataModule(n=st.n_sine, seed=s, init=st.init, **zc),
+                MLPZooDataModule(n=st.n_zoo, seed=s, **zc),
             )
-            res = fit_and_test(mod, dm_edit, st.edit_epochs)
-            task = ("edit", int(task))
-        results.setdefault((name, task), []).append((res, mod.n_params(), getattr(mod, "width", w)))
+            for dm in dms:
+                dm.setup()
+            return dms
 
-    def emit(seeds_done: tuple[int, ...]) -> Report:
-        """The report over the seeds finished so far (written after every seed)."""
-        report = Report("wsnets", out)
-        # no-edit anchor: the input INR rendered against the dilated target (per seed's test split)
-        no_edit = []
-        for s in seeds_done:
-            dm_edit = modules(seed + s)[1]
-            idx, zoo = dm_edit.idx["test"], dm_edit.zoo
-            v = WeightSpace(
-                [w[idx] for w in zoo.params.weights], [b[idx] for b in zoo.params.biases]
+        dms0 = modules(seed)
+        meta, meta_edit = dms0[0].meta, dms0[1].meta
+        # learnability anchor: the same digits, fitted from independent initialisations
+        indep = cached_zoo(
+            make_digits_zoo,
+            str(cache),
+            n=st.n_images,
+            size=meta["size"],
+            hidden=meta["arch"][1],
+            variant=meta["variant"],
+            w0=meta["w0"],
+            steps=st.fit_steps,
+            lr=meta["lr"],
+            seed=seed,
+        )
+        learn = {"independent": learnability(indep, seed), st.init: learnability(dms0[0].zoo, seed)}
+        zoo_time = time.perf_counter() - t0
+
+        jobs = [(m, task) for m in INVARIANT_MODELS for task in ("cls", "sine", "zoo")]
+        jobs += [(m, F) for m in EDIT_MODELS for F in st.F_values]
+        results: dict = {}
+        dms: dict = {}
+
+        def run(name, task, s: int) -> None:
+            if s not in dms:
+                dms.clear()
+                dms[s] = modules(seed + s)
+            dm_cls, dm_edit, dm_sine, dm_zoo = dms[s]
+            w = st.widths[name]
+            torch.manual_seed(seed + s)
+            if task == "cls":
+                mod = INRClassifier(meta["arch"], name, w, _depth(name), 10)
+                res = fit_and_test(mod, dm_cls, st.epochs)
+            elif task == "sine":
+                mod = WeightRegressor(dm_sine.meta["arch"], name, w, _depth(name))
+                res = fit_and_test(mod, dm_sine, st.epochs)
+            elif task == "zoo":
+                mod = WeightRegressor(dm_zoo.meta["arch"], name, w, _depth(name))
+                res = fit_and_test(mod, dm_zoo, st.epochs)
+            else:
+                mod = INREditor(
+                    meta_edit["arch"],
+                    name,
+                    w,
+                    _depth(name),
+                    F=int(task),
+                    image_size=meta_edit["size"],
+                    w0=meta_edit["w0"],
+                    offset=meta_edit["offset"],
+                )
+                res = fit_and_test(mod, dm_edit, st.edit_epochs)
+                task = ("edit", int(task))
+            results.setdefault((name, task), []).append(
+                (res, mod.n_params(), getattr(mod, "width", w))
             )
-            with torch.no_grad():
-                rend = v.render(
-                    image_coords(meta_edit["size"]), "sine", meta_edit["w0"], meta_edit["offset"]
-                )[..., 0, 0]
-            target = zoo.targets["edit"][idx].reshape(len(idx), -1)
-            no_edit.append(float(((rend - target) ** 2).mean()))
-        no_edit_mse = float(sum(no_edit) / len(no_edit))
 
-        def col(key, metric):
-            runs = results.get(key)
-            return None if runs is None else mean_std([r[0][metric] for r in runs])
+        def emit(seeds_done: tuple[int, ...]) -> Report:
+            """The report over the seeds finished so far (written after every seed)."""
+            report = Report("wsnets", out)
+            # no-edit anchor: the input INR rendered against the dilated target (per seed's test split)
+            no_edit = []
+            for s in seeds_done:
+                dm_edit = modules(seed + s)[1]
+                idx, zoo = dm_edit.idx["test"], dm_edit.zoo
+                v = WeightSpace(
+                    [w[idx] for w in zoo.params.weights], [b[idx] for b in zoo.params.biases]
+                )
+                with torch.no_grad():
+                    rend = v.render(
+                        image_coords(meta_edit["size"]),
+                        "sine",
+                        meta_edit["w0"],
+                        meta_edit["offset"],
+                    )[..., 0, 0]
+                target = zoo.targets["edit"][idx].reshape(len(idx), -1)
+                no_edit.append(float(((rend - target) ** 2).mean()))
+            no_edit_mse = float(sum(no_edit) / len(no_edit))
 
-        def avg(key, i, metric=None):
-            runs = results.get(key)
-            if runs is None:
-                return None
-            vals = [r[0][metric] if metric else r[i] for r in runs]
-            return sum(vals) / len(vals)
+            def col(key, metric):
+                runs = results.get(key)
+                return None if runs is None else mean_std([r[0][metric] for r in runs])
 
-        nseeds = len(seeds_done)
-        table = Table(
-            "Weight-space architectures and the output ensemble (best-validation epoch, test split)",
-            [
-                "model",
-                "F",
-                "width",
-                "params (edit)",
-                "digit-INR acc",
-                "edit MSE",
-                "edit PSNR",
-                "sine R2",
-                "zoo Kendall tau",
-                "params (cls)",
-                "s/epoch (cls)",
-                "s/epoch (edit)",
-            ],
-            units={"edit PSNR": "dB"},
-            notes=(
-                f"{'mean ± std over ' + str(nseeds) + ' seeds' if nseeds > 1 else 'one seed'} "
-                f"(split + initialisation; zoos fixed). Digits SIRENs 2-16-16-1 ({meta['variant']} "
-                f"variant, w0={meta['w0']}, {st.init} initialisation + a random hidden permutation "
-                f"per INR, {st.n_images} scikit-learn digits upsampled to {meta['size']}x"
-                f"{meta['size']} for classification and {st.n_edit} for editing, {st.fit_steps} "
-                f"Adam steps, mean fit PSNR {meta['fit_psnr_db']:.1f} dB); sine SIRENs 1-16-16-1 "
-                f"({st.n_sine}, label omega in [1, 8]); MLP zoo 2-8-8-2 ({st.n_zoo} trained "
-                f"classifiers, label test accuracy). Split 70/15/15, AdamW lr 1e-3 wd 1e-3, batch "
-                f"{st.batch_size}, {st.epochs} epochs (editing {st.edit_epochs}); test numbers at "
-                "the best-validation epoch. F>1 rows: width reduced until params <= the F=1 "
-                "editor. Editing target: 3x3 grey dilation; 'no edit' anchor = input INR vs "
-                f"target, MSE {no_edit_mse:.4g}. Chance accuracy 0.1."
-            ),
-        )
-        for name in INVARIANT_MODELS + tuple(m for m in EDIT_MODELS if m not in INVARIANT_MODELS):
-            inv = (name, "cls") in results
-            for F in st.F_values:
-                ek = (name, ("edit", F))
-                if st.F_values[0] != F and ek not in results:
-                    continue
-                row = {"model": LABELS[name], "F": F if ek in results else None}
-                row["width"] = avg(ek, 2) if ek in results else st.widths[name]
-                if ek in results:
-                    row["width"] = int(row["width"])
-                    row.update(
-                        {
-                            "params (edit)": int(avg(ek, 1)),
-                            "edit MSE": col(ek, "test/loss"),
-                            "edit PSNR": col(ek, "test/psnr"),
-                            "s/epoch (edit)": avg(ek, 0, "s_per_epoch"),
-                        }
+            def avg(key, i, metric=None):
+                runs = results.get(key)
+                if runs is None:
+                    return None
+                vals = [r[0][metric] if metric else r[i] for r in runs]
+                return sum(vals) / len(vals)
+
+            nseeds = len(seeds_done)
+            table = Table(
+                "Weight-space architectures and the output ensemble (best-validation epoch, test split)",
+                [
+                    "model",
+                    "F",
+                    "width",
+                    "params (edit)",
+                    "digit-INR acc",
+                    "edit MSE",
+                    "edit PSNR",
+                    "sine R2",
+                    "zoo Kendall tau",
+                    "params (cls)",
+                    "s/epoch (cls)",
+                    "s/epoch (edit)",
+                ],
+                units={"edit PSNR": "dB"},
+                notes=(
+                    f"{'mean ± std over ' + str(nseeds) + ' seeds' if nseeds > 1 else 'one seed'} "
+                    f"(split + initialisation; zoos fixed). Digits SIRENs 2-16-16-1 ({meta['variant']} "
+                    f"variant, w0={meta['w0']}, {st.init} initialisation + a random hidden permutation "
+                    f"per INR, {st.n_images} scikit-learn digits upsampled to {meta['size']}x"
+                    f"{meta['size']} for classification and {st.n_edit} for editing, {st.fit_steps} "
+                    f"Adam steps, mean fit PSNR {meta['fit_psnr_db']:.1f} dB); sine SIRENs 1-16-16-1 "
+                    f"({st.n_sine}, label omega in [1, 8]); MLP zoo 2-8-8-2 ({st.n_zoo} trained "
+                    f"classifiers, label test accuracy). Split 70/15/15, AdamW lr 1e-3 wd 1e-3, batch "
+                    f"{st.batch_size}, {st.epochs} epochs (editing {st.edit_epochs}); test numbers at "
+                    "the best-validation epoch. F>1 rows: width reduced until params <= the F=1 "
+                    "editor. Editing target: 3x3 grey dilation; 'no edit' anchor = input INR vs "
+                    f"target, MSE {no_edit_mse:.4g}. Chance accuracy 0.1."
+                ),
+            )
+            for name in INVARIANT_MODELS + tuple(
+                m for m in EDIT_MODELS if m not in INVARIANT_MODELS
+            ):
+                inv = (name, "cls") in results
+                for F in st.F_values:
+                    ek = (name, ("edit", F))
+                    if st.F_values[0] != F and ek not in results:
+                        continue
+                    row = {"model": LABELS[name], "F": F if ek in results else None}
+                    row["width"] = avg(ek, 2) if ek in results else st.widths[name]
+                    if ek in results:
+                        row["width"] = int(row["width"])
+                        row.update(
+                            {
+                                "params (edit)": int(avg(ek, 1)),
+                                "edit MSE": col(ek, "test/loss"),
+                                "edit PSNR": col(ek, "test/psnr"),
+                                "s/epoch (edit)": avg(ek, 0, "s_per_epoch"),
+                            }
+                        )
+                    if inv and st.F_values[0] == F:
+                        row.update(
+                            {
+                                "digit-INR acc": col((name, "cls"), "test/acc"),
+                                "sine R2": col((name, "sine"), "test/r2"),
+                                "zoo Kendall tau": col((name, "zoo"), "test/kendall"),
+                                "params (cls)": int(avg((name, "cls"), 1)),
+                                "s/epoch (cls)": avg((name, "cls"), 0, "s_per_epoch"),
+                            }
+                        )
+                    table.add_row(**row)
+            table.add_row(model="no edit (anchor)", **{"edit MSE": mean_std(no_edit)})
+            report.add_table(table)
+
+            lt = Table(
+                "Is the digit class learnable from the weights? (logistic regression, same digits)",
+                [
+                    "zoo initialisation",
+                    "StatNN features + logistic regression acc",
+                    "flat weights + logistic regression acc",
+                    "chance",
+                ],
+                notes=(
+                    f"{st.n_images} digit SIRENs, seeded 70/30 split, scikit-learn LogisticRegression "
+                    "(C=0.5) on standardised features. 'shared' = every INR fitted from one "
+                    "initialisation, then a random hidden-neuron permutation per INR (the function is "
+                    "unchanged, the G_A symmetry of the data is kept)."
+                ),
+            )
+            for key, acc in learn.items():
+                lt.add_row(
+                    **{
+                        "zoo initialisation": key,
+                        "StatNN features + logistic regression acc": acc["statnn"],
+                        "flat weights + logistic regression acc": acc["flat"],
+                        "chance": 0.1,
+                    }
+                )
+            report.add_table(lt)
+
+            # ------------------------------------------------------------ exact checks
+            checks = Table(
+                "Exact symmetry checks on the trained architectures (random hidden-neuron permutations)",
+                ["model", "invariant head rel. error", "equivariant head rel. error"],
+                notes="max |f(rho(tau) v) - f(v)| / max |f(v)| (equivariant: against rho(tau) f(v)), float32.",
+            )
+            for name in CHECKED:
+                row = {
+                    "invariant head rel. error": _equivariance_error(
+                        name, meta["arch"], 4, "invariant", seed
                     )
-                if inv and st.F_values[0] == F:
-                    row.update(
-                        {
-                            "digit-INR acc": col((name, "cls"), "test/acc"),
-                            "sine R2": col((name, "sine"), "test/r2"),
-                            "zoo Kendall tau": col((name, "zoo"), "test/kendall"),
-                            "params (cls)": int(avg((name, "cls"), 1)),
-                            "s/epoch (cls)": avg((name, "cls"), 0, "s_per_epoch"),
-                        }
-                    )
-                table.add_row(**row)
-        table.add_row(model="no edit (anchor)", **{"edit MSE": mean_std(no_edit)})
-        report.add_table(table)
-
-        lt = Table(
-            "Is the digit class learnable from the weights? (logistic regression, same digits)",
-            [
-                "zoo initialisation",
-                "StatNN features + logistic regression acc",
-                "flat weights + logistic regression acc",
-                "chance",
-            ],
-            notes=(
-                f"{st.n_images} digit SIRENs, seeded 70/30 split, scikit-learn LogisticRegression "
-                "(C=0.5) on standardised features. 'shared' = every INR fitted from one "
-                "initialisation, then a random hidden-neuron permutation per INR (the function is "
-                "unchanged, the G_A symmetry of the data is kept)."
-            ),
-        )
-        for key, acc in learn.items():
-            lt.add_row(
-                **{
-                    "zoo initialisation": key,
-                    "StatNN features + logistic regression acc": acc["statnn"],
-                    "flat weights + logistic regression acc": acc["flat"],
-                    "chance": 0.1,
                 }
+                if name != "statnn":
+                    row["equivariant head rel. error"] = _equivariance_error(
+                        name, meta["arch"], 4, "equivariant", seed
+                    )
+                checks.add_row(model=LABELS[name].replace(" (= HNP-NFN)", ""), **row)
+            report.add_table(checks)
+            comm = Table(
+                "DWS / NP layer parameters vs the numerical commutant (SVD), architecture [2, 3, 4, 2]",
+                [
+                    "group",
+                    "layer linear params",
+                    "commutant dim",
+                    "layer bias params",
+                    "invariant dim",
+                ],
             )
-        report.add_table(lt)
-
-        # ------------------------------------------------------------ exact checks
-        checks = Table(
-            "Exact symmetry checks on the trained architectures (random hidden-neuron permutations)",
-            ["model", "invariant head rel. error", "equivariant head rel. error"],
-            notes="max |f(rho(tau) v) - f(v)| / max |f(v)| (equivariant: against rho(tau) f(v)), float32.",
-        )
-        for name in CHECKED:
-            row = {
-                "invariant head rel. error": _equivariance_error(
-                    name, meta["arch"], 4, "invariant", seed
+            for group, fixed in (("hidden neurons (DWS)", None), ("all neurons (NP)", ())):
+                layer = EquivariantLinear([2, 3, 4, 2], 1, 1, fixed)
+                comm.add_row(
+                    group=group,
+                    **{
+                        "layer linear params": layer.n_basis(),
+                        "commutant dim": commutant_dim([2, 3, 4, 2], fixed),
+                        "layer bias params": layer.n_bias_basis(),
+                        "invariant dim": invariant_dim([2, 3, 4, 2], fixed),
+                    },
                 )
-            }
-            if name != "statnn":
-                row["equivariant head rel. error"] = _equivariance_error(
-                    name, meta["arch"], 4, "equivariant", seed
+            report.add_table(comm)
+
+            # ------------------------------------------------------------ figure
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+
+            fig, ax = plt.subplots(figsize=(4.5, 3.2))
+            for name in EDIT_MODELS:
+                Fs = [F for F in st.F_values if (name, ("edit", F)) in results]
+                vals = [
+                    torch.tensor([r[0]["test/loss"] for r in results[(name, ("edit", F))]])
+                    for F in Fs
+                ]
+                ax.errorbar(
+                    Fs,
+                    [float(v.mean()) for v in vals],
+                    yerr=[float(v.std()) if len(v) > 1 else 0.0 for v in vals],
+                    fmt="o-",
+                    capsize=2,
+                    label=LABELS[name],
                 )
-            checks.add_row(model=LABELS[name].replace(" (= HNP-NFN)", ""), **row)
-        report.add_table(checks)
-        comm = Table(
-            "DWS / NP layer parameters vs the numerical commutant (SVD), architecture [2, 3, 4, 2]",
-            ["group", "layer linear params", "commutant dim", "layer bias params", "invariant dim"],
-        )
-        for group, fixed in (("hidden neurons (DWS)", None), ("all neurons (NP)", ())):
-            layer = EquivariantLinear([2, 3, 4, 2], 1, 1, fixed)
-            comm.add_row(
-                group=group,
-                **{
-                    "layer linear params": layer.n_basis(),
-                    "commutant dim": commutant_dim([2, 3, 4, 2], fixed),
-                    "layer bias params": layer.n_bias_basis(),
-                    "invariant dim": invariant_dim([2, 3, 4, 2], fixed),
-                },
+            ax.axhline(no_edit_mse, color="grey", ls="--", label="no edit")
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("output-ensemble size F (matched parameters)")
+            ax.set_ylabel("test MSE (dilation)")
+            ax.legend(fontsize=6)
+            report.save_figure(fig, "edit_mse_vs_F.png")
+            report.note(
+                f"Zoo generation took {zoo_time:.0f} s (cached in {cache.name}/ next to the results). "
+                "The quick run is the full run's setting with one seed and F in {1, 8} only."
+                if quick
+                else f"Zoo generation took {zoo_time:.0f} s (cached in {cache.name}/ next to the results)."
             )
-        report.add_table(comm)
+            if len(seeds_done) < len(st.seeds):
+                report.note(f"PARTIAL: seeds {list(seeds_done)} of {list(st.seeds)} finished.")
+            return report
 
-        # ------------------------------------------------------------ figure
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(4.5, 3.2))
-        for name in EDIT_MODELS:
-            Fs = [F for F in st.F_values if (name, ("edit", F)) in results]
-            vals = [
-                torch.tensor([r[0]["test/loss"] for r in results[(name, ("edit", F))]]) for F in Fs
-            ]
-            ax.errorbar(
-                Fs,
-                [float(v.mean()) for v in vals],
-                yerr=[float(v.std()) if len(v) > 1 else 0.0 for v in vals],
-                fmt="o-",
-                capsize=2,
-                label=LABELS[name],
-            )
-        ax.axhline(no_edit_mse, color="grey", ls="--", label="no edit")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("output-ensemble size F (matched parameters)")
-        ax.set_ylabel("test MSE (dilation)")
-        ax.legend(fontsize=6)
-        report.save_figure(fig, "edit_mse_vs_F.png")
-        report.note(
-            f"Zoo generation took {zoo_time:.0f} s (cached in {cache.name}/ next to the results). "
-            "The quick run is the full run's setting with one seed and F in {1, 8} only."
-            if quick
-            else f"Zoo generation took {zoo_time:.0f} s (cached in {cache.name}/ next to the results)."
-        )
-        if len(seeds_done) < len(st.seeds):
-            report.note(f"PARTIAL: seeds {list(seeds_done)} of {list(st.seeds)} finished.")
-        return report
-
-    for i, s in enumerate(st.seeds):
-        for name, task in progress(jobs, desc=f"wsnets reproduce (seed {s})", total=len(jobs)):
-            run(name, task, s)
-        if i < len(st.seeds) - 1:
-            emit(st.seeds[: i + 1]).write()
-    return emit(st.seeds)
+        for i, s in enumerate(st.seeds):
+            for name, task in progress(jobs, desc=f"wsnets reproduce (seed {s})", total=len(jobs)):
+                run(name, task, s)
+            if i < len(st.seeds) - 1:
+                emit(st.seeds[: i + 1]).write()
+        return emit(st.seeds)
