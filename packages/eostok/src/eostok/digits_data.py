@@ -1,7 +1,7 @@
 """Offline data: scikit-learn's 8x8 handwritten digits upsampled to 16x16 in [0, 1].
 
 :func:`load_digits_images` returns a seeded train/test split; :class:`DigitsDataModule`
-serves it to Lightning (batches are ``(images (B,1,16,16), labels (B,))``).
+(an :class:`InMemoryImageDataModule`) serves it to Lightning (batches are ``(images (B,1,16,16), labels (B,))``).
 """
 
 from __future__ import annotations
@@ -38,7 +38,33 @@ def load_digits_images(
     return x[tr], y[tr], x[te], y[te]
 
 
-class DigitsDataModule(pl.LightningDataModule):
+class InMemoryImageDataModule(pl.LightningDataModule):
+    """Serves an in-memory ``train_set`` / ``test_set`` of ``(image, label)`` pairs.
+
+    Subclasses fill both in ``setup`` and save ``batch_size`` and ``seed`` as
+    hyperparameters; training batches are shuffled with that seed and full-size.
+    """
+
+    train_set: TensorDataset
+    test_set: TensorDataset
+
+    def train_dataloader(self) -> DataLoader:
+        g = torch.Generator().manual_seed(self.hparams.seed)
+        return DataLoader(
+            self.train_set, self.hparams.batch_size, shuffle=True, drop_last=True, generator=g
+        )
+
+    def val_dataloader(self) -> DataLoader:
+        return DataLoader(self.test_set, 256)
+
+    def test_dataloader(self) -> DataLoader:
+        return DataLoader(self.test_set, 256)
+
+    def predict_dataloader(self) -> DataLoader:
+        return DataLoader(self.test_set, 256)
+
+
+class DigitsDataModule(InMemoryImageDataModule):
     """Upsampled scikit-learn digits (10 classes), seeded split.
 
     Examples
@@ -63,18 +89,3 @@ class DigitsDataModule(pl.LightningDataModule):
         hp = self.hparams
         xtr, ytr, xte, yte = load_digits_images(hp.image_size, hp.test_fraction, hp.seed)
         self.train_set, self.test_set = TensorDataset(xtr, ytr), TensorDataset(xte, yte)
-
-    def train_dataloader(self) -> DataLoader:
-        g = torch.Generator().manual_seed(self.hparams.seed)
-        return DataLoader(
-            self.train_set, self.hparams.batch_size, shuffle=True, drop_last=True, generator=g
-        )
-
-    def val_dataloader(self) -> DataLoader:
-        return DataLoader(self.test_set, 256)
-
-    def test_dataloader(self) -> DataLoader:
-        return DataLoader(self.test_set, 256)
-
-    def predict_dataloader(self) -> DataLoader:
-        return DataLoader(self.test_set, 256)

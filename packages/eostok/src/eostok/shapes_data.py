@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import itertools
 
-import lightning.pytorch as pl
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import TensorDataset
+
+from .digits_data import InMemoryImageDataModule
 
 SHAPES = ("circle", "square", "triangle")
 COLOURS = {
@@ -115,7 +116,7 @@ def load_shapes_images(
     return xtr, ytr, xte, yte
 
 
-class ShapesDataModule(pl.LightningDataModule):
+class ShapesDataModule(InMemoryImageDataModule):
     """Procedural class-conditional shapes (18 classes: shape x colour x size).
 
     Examples
@@ -145,18 +146,3 @@ class ShapesDataModule(pl.LightningDataModule):
         hp = self.hparams
         xtr, ytr, xte, yte = load_shapes_images(hp.n_train, hp.n_test, hp.image_size, hp.seed)
         self.train_set, self.test_set = TensorDataset(xtr, ytr), TensorDataset(xte, yte)
-
-    def train_dataloader(self) -> DataLoader:
-        g = torch.Generator().manual_seed(self.hparams.seed)
-        return DataLoader(
-            self.train_set, self.hparams.batch_size, shuffle=True, drop_last=True, generator=g
-        )
-
-    def val_dataloader(self) -> DataLoader:
-        return DataLoader(self.test_set, 256)
-
-    def test_dataloader(self) -> DataLoader:
-        return DataLoader(self.test_set, 256)
-
-    def predict_dataloader(self) -> DataLoader:
-        return DataLoader(self.test_set, 256)
