@@ -36,7 +36,7 @@ import torch
 from torch import nn
 
 from mmicl.positions import alibi_bias, apply_rope, rope_angles
-from mmicl.transformer import ICLDecoder
+from mmicl.transformer import ICLDecoder, check_tokens
 
 # our position kinds in TransformerLens' names (hybrid = learned absolute + rotary)
 POSITION_NAMES = {
@@ -212,15 +212,7 @@ def _classes() -> dict:
             return out, ActivationCache(cache, self, has_batch_dim=has_batch)
 
         def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-            if tokens.dim() != 3 or tokens.shape[-1] != self.d_in:
-                raise ValueError(
-                    f"expected tokens of shape (S, T, {self.d_in}), got {tuple(tokens.shape)}"
-                )
-            S, T, _ = tokens.shape
-            if self.max_positions < T:
-                raise ValueError(
-                    f"sequence length {T} exceeds the position capacity {self.max_positions}"
-                )
+            S, T = check_tokens(tokens, self.d_in, self.max_positions)
             h = self.hook_embed(self.embed(tokens))  # (S, T, d_model)
             if self.abs_pos is not None:
                 pos = self.abs_pos.embed(torch.arange(T, device=tokens.device))

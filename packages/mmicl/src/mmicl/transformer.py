@@ -155,6 +155,17 @@ class Block(nn.Module):
         return h + self.mlp(self.norm2(h)), attn
 
 
+def check_tokens(tokens: torch.Tensor, d_in: int, max_positions: int) -> tuple[int, int]:
+    """``(S, T)`` of a token batch ``(S, T, d_in)``; a clear ``ValueError`` for a wrong shape
+    or a sequence longer than the position capacity."""
+    if tokens.dim() != 3 or tokens.shape[-1] != d_in:
+        raise ValueError(f"expected tokens of shape (S, T, {d_in}), got {tuple(tokens.shape)}")
+    S, T, _ = tokens.shape
+    if max_positions < T:
+        raise ValueError(f"sequence length {T} exceeds the position capacity {max_positions}")
+    return S, T
+
+
 class ICLDecoder(nn.Module):
     """Small pre-norm causal decoder that reads the label of the last token.
 
@@ -226,15 +237,7 @@ class ICLDecoder(nn.Module):
     def hidden_states(self, tokens: torch.Tensor, return_attention: bool = True):
         """Residual stream after the last block at every position (S, T, d_model), and the
         attention patterns (S, H, T, T) per layer (``None`` entries when not requested)."""
-        if tokens.dim() != 3 or tokens.shape[-1] != self.d_in:
-            raise ValueError(
-                f"expected tokens of shape (S, T, {self.d_in}), got {tuple(tokens.shape)}"
-            )
-        S, T, _ = tokens.shape
-        if self.max_positions < T:
-            raise ValueError(
-                f"sequence length {T} exceeds the position capacity {self.max_positions}"
-            )
+        S, T = check_tokens(tokens, self.d_in, self.max_positions)
         h = self.embed(tokens)
         if self.abs_pos is not None:
             h = h + self.abs_pos(S, T)
