@@ -102,3 +102,25 @@ def test_bad_inputs_rejected():
         BoxInpainting(SHAPE, 1.0)
     with pytest.raises(ValueError, match="odd"):
         GaussianBlur(4, 1.0)
+
+
+def test_stacked_inpainting_is_the_concatenation_and_self_adjoint():
+    from weakprior.operators import MaskInpainting, stack_inpainting
+
+    ops = [RandomInpainting(SHAPE, k, seed=1) for k in (0.2, 0.8)] + [BoxInpainting(SHAPE, 0.5)]
+    stacked = stack_inpainting(ops)
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(3 * SHAPE[0], *SHAPE[1:], generator=gen, dtype=torch.float64)
+    assert stacked(x).shape == x.shape  # (3 B, C, H, W)
+    for i, op in enumerate(ops):
+        part = slice(i * SHAPE[0], (i + 1) * SHAPE[0])
+        assert torch.equal(stacked(x)[part], op(x[part]))
+        assert torch.equal(stacked.missing_pixels(x.shape)[part], op.missing_pixels(SHAPE))
+    y = torch.randn(x.shape, generator=gen, dtype=torch.float64)
+    assert torch.allclose((stacked(x) * y).sum(), (x * stacked.adjoint(y)).sum())
+    with pytest.raises(ValueError, match="inpainting"):
+        stack_inpainting([GaussianBlur(5, 1.0)])
+    with pytest.raises(ValueError, match="only 0 and 1"):
+        MaskInpainting(torch.full((1, 1, 2, 2), 0.5))
+    with pytest.raises(ValueError, match="shape"):
+        MaskInpainting(torch.ones(2, 2))

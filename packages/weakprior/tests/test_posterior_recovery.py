@@ -121,3 +121,26 @@ def test_dps_on_2d_gmm_matches_exact_posterior_mean(y0):
     exact = gm.posterior_mean(m, y[:1], 0.1)[0]
     est = DPSSolver(gm.eps, MatrixOperator(m), scale=0.3, num_steps=100, clip=False).solve(y)
     assert (est.x.double().mean(0) - exact).abs().max() < 0.15
+
+
+def test_stacking_problems_leaves_each_solution_unchanged():
+    """Per-sample solvers: solving a stack of problems equals solving the first one alone.
+
+    ``reproduce`` stacks every inpainting problem of a target into one batch; the first
+    problem's noise draw, hold-out split, sphere and stopper are the same either way.
+    """
+    from weakprior.operators import BoxInpainting, RandomInpainting, measure, stack_inpainting
+
+    shape = (2, 1, 4, 4)
+    prior = GaussianPrior(torch.zeros(16), 0.3 * torch.eye(16) + 0.1)
+    x = prior.sample(2, seed=1).float().clamp(-1, 1).view(shape)
+    ops = [RandomInpainting(shape, 0.5, seed=2), BoxInpainting(shape, 0.25)]
+    ys = [measure(op, x, 0.01, seed=3) for op in ops]
+    for opt, stop in (("adam_sphere", "holdout"), ("adam", "wmv")):
+        kw = dict(optimizer=opt, early_stop=stop, iterations=25, lr=0.05, best_k=3,
+                  wmv_patience=1000, seed=4)  # fmt: skip
+        gen = FewStepDDIM(prior.eps, clip=False)  # exact eps, reshaped per sample
+        alone = NoiseOptimisationSolver(gen, ops[0], **kw).solve(ys[0], shape).x
+        both = NoiseOptimisationSolver(gen, stack_inpainting(ops), **kw).solve(torch.cat(ys)).x
+        assert both.shape == (4, 1, 4, 4)
+        assert torch.allclose(both[:2], alone, atol=1e-5)

@@ -19,7 +19,7 @@ def test_miniature_reproduce_writes_json_markdown_and_png(tmp_path, monkeypatch)
     monkeypatch.setattr(rep, "QUICK", TINY)
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "no-weights"))
     report = run_reproduce(PAPER, tmp_path, quick=True, seed=0)
-    main, gap, full, ssim_table, ssim_miss, gauss, corr = report.tables
+    main, gap, full, ssim_table, ssim_miss, gauss, corr, cost = report.tables
     rows = {(r["solver"], r["prior"]) for r in main.rows}
     assert rows == {("weak", "digits"), ("weak", "faces"), ("weak", "under-trained"),
                     ("dmplug", "digits"), ("dps", "digits"), ("tv", "none")}  # fmt: skip
@@ -32,8 +32,10 @@ def test_miniature_reproduce_writes_json_markdown_and_png(tmp_path, monkeypatch)
     assert [r["blur"] for r in ssim_miss.rows] == [r["blur"] for r in ssim_table.rows]
     assert len(gauss.rows) == 2 and "box" in gauss.columns
     assert corr.rows[0]["k=0"] == pytest.approx(1.0)
+    assert len(cost.rows) == 3 and all(r["UNet2DModel"] > 0 and r["ratio"] > 0 for r in cost.rows)
+    assert "stacked batch 4" in cost.rows[1]["call"]  # 2 images x (keep0.5, box)
     data = json.loads((tmp_path / "results.json").read_text())
-    assert data["metadata"]["quick"] is True and len(data["tables"]) == 7
+    assert data["metadata"]["quick"] is True and len(data["tables"]) == 8
     assert (tmp_path / "gap_and_correlation.png").stat().st_size > 1000
     md = (tmp_path / "results.md").read_text()
     assert "under-trained" in md

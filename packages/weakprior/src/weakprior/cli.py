@@ -45,7 +45,7 @@ def reconstruct(
     pretrained: str | None = None,
     image: Path | None = None,
     n_images: int = 4,
-    image_size: int = 16,
+    image_size: int = 24,
     prior_steps: int = 400,
     iterations: int = 150,
     lr: float = 0.05,

@@ -107,6 +107,45 @@ class _MaskOperator(Operator):
         return 1.0 - self.observed(x_shape)
 
 
+class MaskInpainting(_MaskOperator):
+    """Inpainting with a given 0/1 keep-mask ``(B, C, H, W)`` (1 = observed).
+
+    Every sample has its own mask, so several inpainting problems (random masks at different
+    keep ratios, a box) can be stacked into one batch and solved at once by the per-sample
+    solvers; :func:`stack_inpainting` builds one from a list of mask operators.
+
+    Examples
+    --------
+    >>> op = MaskInpainting(torch.tensor([[[[1.0, 0.0], [0.0, 1.0]]]]))
+    >>> op(torch.ones(1, 1, 2, 2)).sum().item(), op.missing_pixels((1, 1, 2, 2)).sum().item()
+    (2.0, 2.0)
+    """
+
+    name = "mask"
+
+    def __init__(self, mask: torch.Tensor) -> None:
+        if mask.dim() != 4:
+            raise ValueError(f"the mask must have shape (B, C, H, W), got {tuple(mask.shape)}")
+        if not bool(((mask == 0) | (mask == 1)).all()):
+            raise ValueError("the mask must contain only 0 and 1")
+        super().__init__(mask)
+
+
+def stack_inpainting(ops: list[Operator]) -> MaskInpainting:
+    """One :class:`MaskInpainting` whose batch is the concatenation of the masks of ``ops``.
+
+    Examples
+    --------
+    >>> a = RandomInpainting((2, 1, 4, 4), 0.5, seed=0)
+    >>> b = BoxInpainting((2, 1, 4, 4), 0.25)
+    >>> stack_inpainting([a, b]).mask.shape
+    torch.Size([4, 1, 4, 4])
+    """
+    if not ops or not all(isinstance(op, _MaskOperator) for op in ops):
+        raise ValueError("stack_inpainting needs one or more inpainting (mask) operators")
+    return MaskInpainting(torch.cat([op.mask for op in ops]))
+
+
 class RandomInpainting(_MaskOperator):
     """Random inpainting: every pixel is kept independently with probability ``keep_ratio``.
 
