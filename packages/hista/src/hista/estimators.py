@@ -9,6 +9,10 @@
 6. ``Oracle``: the exact value (teacher sampler only).
 
 ``Encoder`` caches the policy's last-layer hidden states of prompt + text.
+``InformativeEncoder`` appends one planted coordinate to them: ``scale`` once a written
+partial sum of an ArithChain response is wrong (the information a value needs on this task,
+which the tiny policy's states barely carry); it tests whether Hista's k-NN works when the
+states are informative.
 """
 
 from __future__ import annotations
@@ -41,6 +45,53 @@ class Encoder:
         return [self._cache[t] for t in texts]
 
 
+class InformativeEncoder:
+    """Policy hidden states plus a planted coordinate: ``scale`` after a wrong partial sum.
+
+    For ``prompt + response`` of ArithChain, position ``t`` gets ``scale`` in the extra column
+    once a *complete* number (followed by a space or ``;``) in ``text[: t + 1]`` differs from
+    the true running sum, else 0. (T, H) -> (T, H + 1).
+
+    Examples
+    --------
+    >>> class Zeros:
+    ...     def states(self, texts):
+    ...         return [torch.zeros(len(t), 2) for t in texts]
+    >>> enc = InformativeEncoder(Zeros(), scale=5.0)
+    >>> enc.states(["3+4+5=7 13 "])[0][:, -1].tolist()
+    [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 5.0]
+    """
+
+    def __init__(self, encoder, scale: float = 10.0):
+        self.encoder, self.scale = encoder, float(scale)
+
+    @staticmethod
+    def wrong_flags(text: str) -> list[float]:
+        """0/1 per character: has a complete written partial sum been wrong so far?"""
+        if "=" not in text:
+            raise ValueError(f"{text!r} is not an ArithChain prompt + response (no '=')")
+        cut = text.index("=") + 1
+        terms = [int(x) for x in text[: cut - 1].split("+")]
+        truth = [sum(terms[: i + 2]) for i in range(len(terms) - 1)]
+        flags, wrong, k, num = [], False, 0, ""
+        for t, ch in enumerate(text):
+            if t >= cut:
+                if ch.isdigit():
+                    num += ch
+                elif num:
+                    wrong |= k >= len(truth) or int(num) != truth[k]
+                    k, num = k + 1, ""
+            flags.append(float(wrong))
+        return flags
+
+    def states(self, texts: list[str]) -> list[torch.Tensor]:
+        out = []
+        for text, h in zip(texts, self.encoder.states(texts), strict=True):
+            flag = torch.tensor(self.wrong_flags(text), dtype=h.dtype)[:, None] * self.scale
+            out.append(torch.cat([h, flag], 1))
+        return out
+
+
 class GroupMean:
     name = "group mean (GRPO)"
 
@@ -71,9 +122,11 @@ class NumcaEstimator:
 
 
 class HistaValue:
-    def __init__(self, encoder: Encoder, estimator: HistaEstimator):
+    def __init__(self, encoder: Encoder, estimator: HistaEstimator, name: str | None = None):
         self.encoder, self.est = encoder, estimator
-        self.name = "Hista" + (" (include_self, reference)" if estimator.include_self else "")
+        self.name = name or (
+            "Hista" + (" (include_self, reference)" if estimator.include_self else "")
+        )
 
     def predict(self, case: SvebCase) -> float:
         prompt = case.problem.prompt

@@ -1,23 +1,30 @@
 """Hista: hidden-state prefix distances and inverse-distance k-NN values over disjoint rollouts.
 
+Paper: "Hista and Numca: Estimate State Value Effectively for LLM Reinforcement Learning",
+Chen et al., ICML 2026 (arXiv 2605.29782); authors' code ``src/rl/utils/hista_utils.py``.
+
 1. ``ema_embed``: per-token EMA of the last-layer hidden states,
    ``m_t = alpha m_{t-1} + (1 - alpha) h_t`` with Adam-style bias correction
-   ``m_t / (1 - alpha^{t+1})``. ``ema_init="standard"`` starts from ``m_0 = (1 - alpha) h_0``
-   (so the corrected ``m_0 = h_0``); ``ema_init="reference"`` starts from ``m_0 = h_0`` as the
-   authors' code does (the first position is then scaled by ``1 / (1 - alpha)``).
+   ``m_t / (1 - alpha^{t+1})``, batched over rollouts. ``ema_init="standard"`` starts from
+   ``m_0 = (1 - alpha) h_0`` (so the corrected ``m_0 = h_0``); ``ema_init="reference"`` starts
+   from ``m_0 = h_0`` as the authors' code does (the first position is then scaled by
+   ``1 / (1 - alpha)``).
 2. ``downsample``: mean over non-overlapping windows of ``mean_window`` tokens.
-3. ``prefix_chamfer``: for every prefix pair ``(a[:i], b[:j])`` the mean, over the positions
-   of the *longer* prefix, of the minimum L2 distance to the other prefix (equal lengths: the
-   average of both directions, so the matrix is symmetric); computed with one ``cdist``,
-   ``cummin`` and ``cumsum``.
+3. ``prefix_chamfer_batch`` / ``prefix_chamfer``: for every prefix pair ``(a[:i], b[:j])`` the
+   mean, over the positions of the *longer* prefix, of the minimum L2 distance to the other
+   prefix (equal lengths: the average of both directions, so the matrix is symmetric); for all
+   pairs of rollouts and all prefix pairs at once with one batched ``cdist``, ``cummin`` and
+   ``cumsum`` (shapes (Na, La, H) x (Nb, Lb, H) -> (Na, Nb, La, Lb)).
 4. ``knn_value``: ``V = sum w r / sum w`` over the ``k`` nearest pool prefixes,
    ``w = 1 / max(d, min_distance)^temperature``.
 5. ``k_schedule``: ``k_i = max_k - floor((max_k - min_k) / m) * i`` along the response.
 6. ``HistaEstimator``: nodes every ``min_interval`` tokens (plus the response end), the pool of
-   prefixes of the *other* rollouts of the group. The authors' k-NN also keeps the query's own
-   prefixes (no longer than the query), whose reward is the very outcome being estimated
-   (a self-reward leak, weight up to ``1 / min_distance``); the paper speaks of disjoint
-   rollouts, so ``include_self=False`` is our default and ``True`` reproduces the code.
+   prefixes of the *other* rollouts of the group; ``group_values`` gives every intermediate
+   node of every rollout of a group in one vectorised pass (the RL step), ``estimate`` one
+   query (SVEB). The authors' k-NN also keeps the query's own prefixes (no longer than the
+   query), whose reward is the very outcome being estimated (a self-reward leak, weight up to
+   ``1 / min_distance``); the paper speaks of disjoint rollouts, so ``include_self=False`` is
+   our default and ``True`` reproduces the code.
 """
 
 from __future__ import annotations
@@ -28,7 +35,10 @@ import torch
 
 
 def ema_embed(h: torch.Tensor, alpha: float, ema_init: str = "standard") -> torch.Tensor:
-    """Bias-corrected EMA along the token axis of (T, H) hidden states.
+    """Bias-corrected EMA along the token axis of (T, H) or batched (B, T, H) hidden states.
+
+    A batch runs the recursion once for all rows (one tensor op per position); right padding
+    does not change the valid positions (the EMA is causal).
 
     Examples
     --------
@@ -39,12 +49,16 @@ def ema_embed(h: torch.Tensor, alpha: float, ema_init: str = "standard") -> torc
         raise ValueError(f"alpha must be in [0, 1), got {alpha}")
     if ema_init not in ("standard", "reference"):
         raise ValueError(f"unknown ema_init {ema_init!r}; use 'standard' or 'reference'")
-    out = torch.empty_like(h)
-    m = h[0] if ema_init == "reference" else (1 - alpha) * h[0]
-    out[0] = m / (1 - alpha)
-    for t in range(1, h.shape[0]):
-        m = alpha * m + (1 - alpha) * h[t]
-        out[t] = m / (1 - alpha ** (t + 1))
+    if h.ndim == 2:
+        return ema_embed(h[None], alpha, ema_init)[0]
+    if h.ndim != 3:
+        raise ValueError(f"need (T, H) or (B, T, H) hidden states, got {tuple(h.shape)}")
+    out = torch.empty_like(h)  # (B, T, H)
+    m = h[:, 0] if ema_init == "reference" else (1 - alpha) * h[:, 0]
+    out[:, 0] = m / (1 - alpha)
+    for t in range(1, h.shape[1]):
+        m = alpha * m + (1 - alpha) * h[:, t]
+        out[:, t] = m / (1 - alpha ** (t + 1))
     return out
 
 
@@ -52,7 +66,31 @@ def downsample(h: torch.Tensor, mean_window: int) -> torch.Tensor:
     """Mean over windows of ``mean_window`` rows of (T, H); the last window may be shorter."""
     if mean_window < 1:
         raise ValueError(f"mean_window must be >= 1, got {mean_window}")
+    if mean_window == 1:
+        return h
     return torch.stack([c.mean(0) for c in torch.split(h, mean_window)])
+
+
+def prefix_chamfer_batch(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """(Na, Nb, La, Lb) prefix Chamfer distances of every pair of sequences in two batches.
+
+    ``a``: (Na, La, H), ``b``: (Nb, Lb, H). ``D[x, y, i-1, j-1] = dist(a[x, :i], b[y, :j])``:
+    one batched ``cdist``, then ``cummin`` over the other prefix and ``cumsum`` over the own
+    prefix (no per-prefix recomputation). Right padding leaves the entries of the valid
+    prefixes unchanged (each depends only on positions ``< i`` and ``< j``).
+    """
+    if a.ndim != 3 or b.ndim != 3 or a.shape[2] != b.shape[2]:
+        raise ValueError(
+            f"need (Na, La, H) and (Nb, Lb, H) embeddings, got {tuple(a.shape)}, {tuple(b.shape)}"
+        )
+    d = torch.cdist(a[:, None], b[None])  # (Na, Nb, La, Lb)
+    la, lb = d.shape[-2:]
+    ia = torch.arange(1, la + 1, dtype=d.dtype, device=d.device)[:, None]  # (La, 1)
+    jb = torch.arange(1, lb + 1, dtype=d.dtype, device=d.device)[None, :]  # (1, Lb)
+    # a-side: mean_{p < i} min_{q < j} d[p, q]; b-side the same with the roles swapped
+    a_side = d.cummin(-1).values.cumsum(-2) / ia
+    b_side = d.cummin(-2).values.cumsum(-1) / jb
+    return torch.where(ia > jb, a_side, torch.where(ia < jb, b_side, (a_side + b_side) / 2))
 
 
 def prefix_chamfer(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -68,14 +106,16 @@ def prefix_chamfer(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         raise ValueError(
             f"need (La, H) and (Lb, H) embeddings, got {tuple(a.shape)}, {tuple(b.shape)}"
         )
-    d = torch.cdist(a[None], b[None])[0]  # (La, Lb)
-    la, lb = d.shape
-    # a-side: mean_{p < i} min_{q < j} d[p, q]
-    a_side = d.cummin(1).values.cumsum(0) / torch.arange(1, la + 1, dtype=d.dtype)[:, None]
-    b_side = d.cummin(0).values.cumsum(1) / torch.arange(1, lb + 1, dtype=d.dtype)[None, :]
-    i = torch.arange(1, la + 1)[:, None]
-    j = torch.arange(1, lb + 1)[None, :]
-    return torch.where(i > j, a_side, torch.where(i < j, b_side, (a_side + b_side) / 2))
+    return prefix_chamfer_batch(a[None], b[None])[0, 0]
+
+
+def pad_embeddings(embs: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad (L_i, H) embeddings to (N, L, H); returns it and the lengths (N,)."""
+    lengths = torch.tensor([e.shape[0] for e in embs])
+    out = embs[0].new_zeros(len(embs), int(lengths.max()), embs[0].shape[1])
+    for i, e in enumerate(embs):
+        out[i, : e.shape[0]] = e
+    return out, lengths
 
 
 def knn_value(
@@ -117,6 +157,18 @@ def k_schedule(m: int, max_k: int = 66, min_k: int = 6) -> list[int]:
 class HistaEstimator:
     """State values from hidden-state neighbours among the group's rollouts.
 
+    Parameters
+    ----------
+    alpha, ema_init: the EMA of ``ema_embed``. mean_window: downsampling window (tokens).
+    min_interval: node spacing (tokens). min_distance, temperature: inverse-distance weights
+    ``1 / max(d, min_distance)^temperature``. k: neighbours per query (the schedule's ``max_k``
+    when ``min_k`` is set). min_k: ``None`` for a fixed ``k``; else the reference's schedule
+    ``k_i = k - floor((k - min_k) / m) * i`` over the ``m`` intermediate nodes of a rollout
+    (``group_values``). include_self: also keep the query rollout's own nodes no longer than the
+    query (the reference code's self-reward leak).
+
+    Reference: Chen et al., "Hista and Numca", ICML 2026 (arXiv 2605.29782), Hista.
+
     Examples
     --------
     >>> est = HistaEstimator(alpha=0.0, mean_window=1, min_interval=1, min_distance=0.1, k=1)
@@ -133,10 +185,13 @@ class HistaEstimator:
     temperature: float = 1.0
     include_self: bool = False
     ema_init: str = "standard"
+    min_k: int | None = None
 
     def __post_init__(self) -> None:
         if self.min_distance <= 0 or self.temperature <= 0 or self.k < 1 or self.min_interval < 1:
             raise ValueError("min_distance, temperature must be > 0 and k, min_interval >= 1")
+        if self.min_k is not None and not 1 <= self.min_k <= self.k:
+            raise ValueError(f"need 1 <= min_k <= k (max_k), got {self.min_k}, {self.k}")
 
     def embed(self, hidden: torch.Tensor, response_start: int) -> torch.Tensor:
         """(T, H) hidden states of prompt + response -> downsampled response embedding."""
@@ -145,10 +200,83 @@ class HistaEstimator:
         smooth = ema_embed(hidden, self.alpha, self.ema_init)
         return downsample(smooth[response_start:], self.mean_window)
 
+    def embed_batch(
+        self, hidden: torch.Tensor, starts: list[int], ends: list[int]
+    ) -> list[torch.Tensor]:
+        """(B, T, H) right-padded hidden states -> the response embedding of every row.
+
+        Row ``b``'s response is positions ``starts[b]:ends[b]``; one batched EMA for all rows
+        (what the RL step does with the hidden states of its log-prob forward pass).
+        """
+        if hidden.ndim != 3 or not len(starts) == len(ends) == hidden.shape[0]:
+            raise ValueError(
+                f"mismatched lengths: hidden {tuple(hidden.shape)}, {len(starts)} starts, "
+                f"{len(ends)} ends"
+            )
+        if any(not 0 <= s < e <= hidden.shape[1] for s, e in zip(starts, ends, strict=True)):
+            raise ValueError("every response span must satisfy 0 <= start < end <= T")
+        smooth = ema_embed(hidden, self.alpha, self.ema_init)
+        return [
+            downsample(smooth[b, s:e], self.mean_window)
+            for b, (s, e) in enumerate(zip(starts, ends, strict=True))
+        ]
+
     def nodes(self, length: int) -> list[int]:
         """Prefix lengths (in downsampled units) where pool nodes sit: every interval + end."""
         step = max(1, self.min_interval // self.mean_window)
         return sorted({*range(step, length + 1, step), length})
+
+    def query_nodes(self, length: int) -> list[int]:
+        """The intermediate nodes of a rollout of ``length`` units (values to estimate)."""
+        return [n for n in self.nodes(length) if n < length]
+
+    def group_values(self, embs: list[torch.Tensor], rewards) -> list[torch.Tensor]:
+        """Values at every intermediate node of every rollout of one group, vectorised.
+
+        ``embs``: G embeddings (L_i, H); ``rewards``: (G,). Rollout ``i``'s pool is the nodes
+        of the other rollouts (plus its own nodes no longer than the query with
+        ``include_self``). All prefix distances come from one batched ``prefix_chamfer_batch``
+        per chunk of queries, the k nearest from one ``topk``. Returns G tensors, one value per
+        ``query_nodes(L_i)``.
+        """
+        g = len(embs)
+        rewards = torch.as_tensor(rewards, dtype=torch.float32).flatten()
+        if g < 2 or len(rewards) != g:
+            raise ValueError(f"{g} rollouts for {len(rewards)} rewards (need equal, >= 2)")
+        emb, lens = pad_embeddings([e.float() for e in embs])  # (G, L, H), (G,)
+        length = emb.shape[1]
+        node = torch.zeros(g, length, dtype=torch.bool)  # node[j, m-1]: prefix m is a node
+        k_node = torch.zeros(g, length, dtype=torch.long)  # neighbours of query node (i, n-1)
+        for j in range(g):
+            node[j, [n - 1 for n in self.nodes(int(lens[j]))]] = True
+            qn = self.query_nodes(int(lens[j]))
+            if self.min_k is None:
+                ks = [self.k] * len(qn)
+            else:
+                ks = k_schedule(len(qn), self.k, self.min_k) if qn else []
+            if qn:
+                k_node[j, [n - 1 for n in qn]] = torch.tensor(ks)
+        pos = torch.arange(length)
+        labels = rewards[:, None].expand(g, length).reshape(-1)  # (G*L,) pool labels
+        chunk = max(1, (1 << 23) // max(1, g * length * length))
+        values = torch.zeros(g, length)
+        for lo in range(0, g, chunk):
+            q = torch.arange(lo, min(g, lo + chunk))
+            d = prefix_chamfer_batch(emb[q], emb)  # (c, G, L, L): query (i, n), pool (j, m)
+            keep = node[None, :, None, :].expand(len(q), g, length, length).clone()
+            own = q[:, None] == torch.arange(g)[None]  # (c, G)
+            keep[own] = False
+            if self.include_self:  # own nodes no longer than the query (reference code)
+                mine = node[q][:, None, :] & (pos[None, None, :] <= pos[None, :, None])
+                keep[own] = mine.reshape(-1, length, length)
+            d = d.masked_fill(~keep, torch.inf).permute(0, 2, 1, 3).reshape(len(q), length, -1)
+            kmax = min(self.k, d.shape[-1])
+            near, idx = torch.topk(d, kmax, dim=-1, largest=False)  # (c, L, kmax)
+            rank_ok = torch.arange(kmax)[None, None] < k_node[q][..., None]
+            w = near.clamp(min=self.min_distance).pow(-self.temperature)
+            w = torch.where(torch.isfinite(near) & rank_ok, w, torch.zeros_like(w))
+            values[q] = (w * labels[idx]).sum(-1) / w.sum(-1).clamp(min=1e-30)
+        return [values[i, [n - 1 for n in self.query_nodes(int(lens[i]))]] for i in range(g)]
 
     def estimate(
         self,
@@ -163,29 +291,30 @@ class HistaEstimator:
         ``own``/``own_reward`` (the query's full rollout) enter only with ``include_self``:
         then its nodes no longer than the query join the pool (the reference behaviour).
         """
-        rewards = torch.as_tensor(rewards, dtype=torch.float32)
+        rewards = torch.as_tensor(rewards, dtype=torch.float32).flatten()
         if len(pool) != len(rewards) or not pool:
             raise ValueError(
                 f"{len(pool)} pool rollouts for {len(rewards)} rewards (need equal, > 0)"
             )
-        dists, labels = [], []
-        items = list(zip(pool, rewards.tolist(), strict=True))
-        limit = None
+        items, labels = list(pool), rewards.tolist()
         if self.include_self:
             if own is None or own_reward is None:
                 raise ValueError("include_self=True needs the query's own rollout and reward")
-            items.append((own, float(own_reward)))
-            limit = len(items) - 1
+            items.append(own)
+            labels.append(float(own_reward))
         lq = query.shape[0]
-        for idx, (emb, r) in enumerate(items):
-            mat = prefix_chamfer(query, emb)[lq - 1]
-            nodes = self.nodes(emb.shape[0])
-            if idx == limit:
+        emb, lens = pad_embeddings([e.float() for e in items])  # (N, L, H)
+        if query.ndim != 2 or query.shape[1] != emb.shape[2]:
+            raise ValueError(f"query must be (Lq, {emb.shape[2]}), got {tuple(query.shape)}")
+        row = prefix_chamfer_batch(query.float()[None], emb)[0, :, lq - 1]  # (N, L)
+        dists, labs = [], []
+        for idx, lab in enumerate(labels):
+            nodes = self.nodes(int(lens[idx]))
+            if self.include_self and idx == len(items) - 1:
                 nodes = [n for n in nodes if n <= lq]
-            dists.extend(float(mat[n - 1]) for n in nodes)
-            labels.extend([r] * len(nodes))
-        if not dists:
+            dists.append(row[idx, [n - 1 for n in nodes]])
+            labs.extend([lab] * len(nodes))
+        d = torch.cat(dists)
+        if len(d) == 0:
             raise ValueError("no pool nodes to compare with")
-        return knn_value(
-            torch.tensor(dists), torch.tensor(labels), self.k, self.min_distance, self.temperature
-        )
+        return knn_value(d, torch.tensor(labs), self.k, self.min_distance, self.temperature)

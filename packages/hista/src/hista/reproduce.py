@@ -40,6 +40,7 @@ from .estimators import (
     Encoder,
     GroupMean,
     HistaValue,
+    InformativeEncoder,
     NumcaEstimator,
     Oracle,
     VineMC,
@@ -94,6 +95,9 @@ POLICY = {"hidden": 96, "layers": 2, "heads": 4}
 #: Hista at ArithChain scale: one token per character, so windows and intervals shrink
 #: (research notes C4: ``min_interval = 4``, ``mean_window = 1``); ``alpha`` is the recipes' 0.7.
 HISTA = {"alpha": 0.7, "mean_window": 1, "min_interval": 2, "min_distance": 0.05, "k": 16}
+#: The planted coordinate of ``InformativeEncoder`` (about the norm of the policy's hidden
+#: states, so a wrong partial sum moves a state as far as a different context does).
+INFORMATIVE_SCALE = 10.0
 COLUMNS = ["estimator", "MAE vs V_MC", "MAE vs exact", "Spearman", "within-problem std"]
 
 
@@ -159,6 +163,11 @@ def reproduce(
             NumcaEstimator(),
             HistaValue(enc, HistaEstimator(**HISTA)),
             HistaValue(enc, HistaEstimator(**HISTA, include_self=True)),
+            HistaValue(
+                InformativeEncoder(enc, INFORMATIVE_SCALE),
+                HistaEstimator(**HISTA),
+                "Hista, informative states (+ planted wrong-sum coordinate)",
+            ),
         ]
         if exact is not None:
             ests.append(Oracle())
@@ -268,6 +277,7 @@ def _training_table(policy, s: Setting, seed: int) -> Table:
             "AUC sd",
             "CPU s / step",
             "CPU time / group row",
+            "advantage CPU ms / step",
         ],
         notes=(
             f"{s.rl_steps} rollout steps of 8 problems x G=8, 2 policy iterations per batch, "
@@ -278,7 +288,10 @@ def _training_table(policy, s: Setting, seed: int) -> Table:
             "reward over the steps; CPU s / step: process CPU seconds of one step (rollouts, "
             "advantages, updates; one torch thread), unaffected by other jobs on a shared "
             "machine; CPU time / group row: CPU s / step over that of the same trainer and loss "
-            "with group-mean advantages (the estimator's overhead). trainer=trl: TRL's "
+            "with group-mean advantages (the estimator's overhead, plus the effect of different "
+            "response lengths on generation); advantage CPU ms / step: the CPU time of the "
+            "advantage computation alone (Hista: EMA of the hidden states of the log-prob "
+            "forward pass, which it reuses, batched prefix distances and k-NN). trainer=trl: TRL's "
             "GRPOTrainer on the same task, "
             "from the same SFT weights, same batch / iterations / lr / clip (0.2, 0.28) / "
             "beta 0 / loss dapo; advantage 'trl' = TRL's own sequence-level (R - mean) / std, "
@@ -293,7 +306,7 @@ def _training_table(policy, s: Setting, seed: int) -> Table:
         rows += [("trl", "dapo", "trl"), ("trl", "dapo", "numca")]
     base_sec: dict[tuple[str, str], float] = {}
     for trainer, loss, adv in progress(rows, desc="RL rows"):
-        accs, aucs, secs = [], [], []
+        accs, aucs, secs, adv_secs = [], [], [], []
         for k in range(s.rl_seeds):
             torch.manual_seed(seed + k)
             if trainer == "trl":
@@ -312,6 +325,7 @@ def _training_table(policy, s: Setting, seed: int) -> Table:
                 accs.append(res["held-out acc"])
                 aucs.append(res["reward AUC"])
                 secs.append(res["s / step"])
+                adv_secs.append(float("nan"))
                 continue
             m = PolicyRLModule(
                 advantage=adv,
@@ -329,6 +343,7 @@ def _training_table(policy, s: Setting, seed: int) -> Table:
             accs.append(held_out_accuracy(m.policy, held_out, seed=seed))
             aucs.append(float(np.mean(m.step_rewards)))
             secs.append(float(np.mean(m.step_seconds)))
+            adv_secs.append(float(np.mean(m.adv_seconds)))
         sec = float(np.mean(secs))
         if adv in ("group", "trl"):
             base_sec[(trainer, loss)] = sec
@@ -344,6 +359,9 @@ def _training_table(policy, s: Setting, seed: int) -> Table:
                 "AUC sd": sd(aucs),
                 "CPU s / step": sec,
                 "CPU time / group row": sec / base_sec[(trainer, loss)],
+                "advantage CPU ms / step": (
+                    None if trainer == "trl" else 1000 * float(np.mean(adv_secs))
+                ),
             },
         )
     return table

@@ -31,7 +31,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from .arith_chain import NoisyTeacher, Problem, reward, sample_problems
-from .hista_knn import HistaEstimator, knn_value, prefix_chamfer
+from .hista_knn import HistaEstimator
 from .numca import NumcaTable, extract_numbers
 from .policy import CausalLMPolicy, sft_warm_start
 from .segment_gae import segment_gae
@@ -60,25 +60,13 @@ LOSSES = ("grpo", "dapo", "dr_grpo", "cispo")
 def _hista_advantages(
     embs: list[torch.Tensor], rewards: list[float], est: HistaEstimator, lam: float
 ) -> list[torch.Tensor]:
-    g = len(embs)
     base = float(np.mean(rewards))
+    node_values = est.group_values(embs, rewards)  # one vectorised k-NN pass for the group
     out = []
-    for i in range(g):
-        length = embs[i].shape[0]
-        nodes = [n for n in est.nodes(length) if n < length]
-        dists, labels = [], []
-        for j in range(g):
-            if j == i:
-                continue
-            mat = prefix_chamfer(embs[i], embs[j])
-            cols = [n - 1 for n in est.nodes(embs[j].shape[0])]
-            dists.append(mat[:, cols])
-            labels.extend([rewards[j]] * len(cols))
-        d = torch.cat(dists, 1)
-        lab = torch.tensor(labels)
-        values = [base] + [
-            knn_value(d[n - 1], lab, est.k, est.min_distance, est.temperature) for n in nodes
-        ]
+    for emb, vals, r in zip(embs, node_values, rewards, strict=True):
+        length = emb.shape[0]
+        nodes = est.query_nodes(length)
+        values = [base] + vals.tolist()
         bounds = [0] + [n * est.mean_window for n in nodes]
         keep = [0] + [b for b in range(1, len(bounds)) if bounds[b] > bounds[b - 1]]
         out.append(
@@ -86,7 +74,7 @@ def _hista_advantages(
                 torch.tensor(values)[keep],
                 [bounds[b] for b in keep],
                 length * est.mean_window,
-                rewards[i],
+                r,
                 lam,
             )
         )
@@ -351,6 +339,7 @@ class PolicyRLModule(pl.LightningModule):
         self.gen = torch.Generator().manual_seed(seed)
         self.step_rewards: list[float] = []
         self.step_seconds: list[float] = []  # process CPU seconds of each rollout step
+        self.adv_seconds: list[float] = []  # of which: advantages (embedding, k-NN, tables)
         self._warm = False
 
     def on_fit_start(self) -> None:
@@ -375,18 +364,23 @@ class PolicyRLModule(pl.LightningModule):
     def transfer_batch_to_device(self, batch, device, dataloader_idx):
         return batch  # a list of Problem records; rollouts are tensorised on the device later
 
-    def _logp(self, ids, starts, lengths):
-        logits = self.policy(ids[:, :-1]).float()
+    def _logp(self, ids, starts, lengths, hidden: bool = False):
+        """Per-token log-probs (B, T-1) and response mask; with ``hidden`` also the last-layer
+        hidden states (B, T, H) of the same forward pass (what Hista and the critic read)."""
+        out = self.policy.model(input_ids=ids, output_hidden_states=hidden)
+        logits = out.logits[:, :-1].float()
         lp = torch.log_softmax(logits, -1).gather(-1, ids[:, 1:, None]).squeeze(-1)
         pos = torch.arange(lp.shape[1], device=lp.device)[None]
         mask = (pos >= starts[:, None] - 1) & (pos < lengths[:, None] - 1)
+        if hidden:
+            return lp, mask.float(), out.hidden_states[-1].float()
         return lp, mask.float()
 
     def _value(self, h: torch.Tensor) -> torch.Tensor:
         """Critic values in [0, 1] of (N, H) hidden states -> (N,)."""
         return torch.sigmoid(self.value_head(h.to(self.device))).squeeze(-1)
 
-    def _provider_advantages(self, p, outs, rs, offs, p_ids, r_ids, critic_data):
+    def _provider_advantages(self, p, outs, rs, offs, p_ids, hid_rows, critic_data):
         """``vine`` / ``critic`` advantages through ``hista.advantage_provider``."""
         from .advantage_provider import CriticAdvantages, RolloutGroup, VineAdvantages
 
@@ -399,10 +393,7 @@ class PolicyRLModule(pl.LightningModule):
 
             prov = VineAdvantages(sampler, hp.vine_k, merge_threshold=2, lam=hp.lam)
             return prov(RolloutGroup(p.prompt, outs, rs, offs))
-        with torch.no_grad():
-            ids, ln = _pad([p_ids + r for r in r_ids], pol.pad_id)
-            hid = pol.hidden(ids.to(self.device)).float()
-        hidden = [hid[k, : int(ln[k])] for k in range(len(outs))]
+        hidden = hid_rows  # from the log-prob forward pass of this step
         start = len(p_ids)
         for h, r in zip(hidden, rs, strict=True):  # the critic's regression data (s_t, R)
             critic_data.append((h[start - 1 : -1], float(r)))
@@ -434,61 +425,67 @@ class PolicyRLModule(pl.LightningModule):
         groups = pol.generate_many(
             [p.prompt for p in batch], hp.group_size, hp.max_new, hp.temperature, self.gen
         )
-        seqs, starts, advs, all_r, pending, critic_data = [], [], [], [], [], []
+        seqs, starts, all_r, info = [], [], [], []
         for p, outs in zip(batch, groups, strict=True):
-            pid = p.prompt
             rs = [reward(p, o) for o in outs]
             all_r.extend(rs)
             p_ids = pol.encode(p.prompt)
             r_ids = [pol.encode(o) or [pol.eos_id] for o in outs]
-            offs = [self._offsets(o) for o in outs]
-            lens = [len(r) for r in r_ids]
-            embs = None
-            if hp.advantage in ("vine", "critic"):
-                a = self._provider_advantages(p, outs, rs, offs, p_ids, r_ids, critic_data)
-                pending.append((pid, outs, rs))
-                seqs.extend(p_ids + r for r in r_ids)
-                starts.extend([len(p_ids)] * len(outs))
-                advs.extend(a)
-                continue
-            if hp.advantage == "hista":
-                with torch.no_grad():
-                    ids, ln = _pad([p_ids + r for r in r_ids], pol.pad_id)
-                    hid = pol.hidden(ids.to(self.device)).float().cpu()
-                embs = [
-                    self.hista.embed(hid[k, : int(ln[k])], len(p_ids) - 1)[1:]
-                    for k in range(len(outs))
-                ]
-            a = token_advantages(
-                hp.advantage,
-                pid,
-                outs,
-                rs,
-                lens,
-                self.table,
-                embs,
-                self.hista,
-                hp.lam,
-                offsets=offs,
-            )
-            pending.append((pid, outs, rs))
+            info.append((p, outs, rs, p_ids, r_ids, [self._offsets(o) for o in outs]))
             seqs.extend(p_ids + r for r in r_ids)
             starts.extend([len(p_ids)] * len(outs))
-            advs.extend(a)
-        for pid, outs, rs in pending:  # the table learns after the step (no self-leak)
-            for o, r in zip(outs, rs, strict=True):
-                self.table.update(pid, [n for n, _ in extract_numbers(o)], r)
-        pol.train()
         ids, lengths = _pad(seqs, pol.pad_id)
         ids, lengths = ids.to(self.device), lengths.to(self.device)
         starts_t = torch.tensor(starts, device=self.device)
+        # one no-grad forward: old log-probs and, for Hista / the critic, the hidden states
+        # (the paper reuses the log-prob pass; no extra forward)
+        need_hidden = hp.advantage in ("hista", "critic")
+        with torch.no_grad():
+            fwd = self._logp(ids, starts_t, lengths, hidden=need_hidden)
+        old, mask = fwd[0], fwd[1]
+        t_adv = time.process_time()
+        embs_all = None
+        if hp.advantage == "hista":
+            ln = lengths.tolist()
+            embs_all = self.hista.embed_batch(fwd[2].cpu(), starts, ln)
+        advs, critic_data, row = [], [], 0
+        for p, outs, rs, p_ids, r_ids, offs in info:
+            g = len(outs)
+            lens = [len(r) for r in r_ids]
+            if hp.advantage in ("vine", "critic"):
+                hid_rows = None
+                if need_hidden:
+                    hid_rows = [fwd[2][row + k, : len(p_ids) + lens[k]] for k in range(g)]
+                advs.extend(
+                    self._provider_advantages(p, outs, rs, offs, p_ids, hid_rows, critic_data)
+                )
+            else:
+                embs = None if embs_all is None else embs_all[row : row + g]
+                advs.extend(
+                    token_advantages(
+                        hp.advantage,
+                        p.prompt,
+                        outs,
+                        rs,
+                        lens,
+                        self.table,
+                        embs,
+                        self.hista,
+                        hp.lam,
+                        offsets=offs,
+                    )
+                )
+            row += g
+        for p, outs, rs, *_ in info:  # the table learns after the step (no self-leak)
+            for o, r in zip(outs, rs, strict=True):
+                self.table.update(p.prompt, [n for n, _ in extract_numbers(o)], r)
+        self.adv_seconds.append(time.process_time() - t_adv)
+        pol.train()
         adv = torch.zeros(ids.shape[0], ids.shape[1] - 1)
         for k, a in enumerate(advs):
             s = starts[k] - 1
             adv[k, s : s + len(a)] = a[: adv.shape[1] - s]
         adv = adv.to(self.device)
-        with torch.no_grad():
-            old, mask = self._logp(ids, starts_t, lengths)
         opt = self.optimizers()
         for _ in range(hp.num_iterations):
             lp, _ = self._logp(ids, starts_t, lengths)
