@@ -48,7 +48,13 @@ def test_unknown_command_exits_2(capsys):
 
 
 @pytest.mark.parametrize(
-    "name", ["stage1-rope.yaml", "stage2-gmm-K2-4-m1random.yaml", "stage3-digits-cnn.yaml"]
+    "name",
+    [
+        "stage1-rope.yaml",
+        "stage1-paper-ape.yaml",
+        "stage2-gmm-K2-4-m1random.yaml",
+        "stage3-digits-cnn.yaml",
+    ],
 )
 def test_configs_of_each_stage_parse(capsys, name):
     assert main(["fit", "--config", str(CONFIGS / name), "--print_config"]) == 0

@@ -12,12 +12,23 @@ from mmicl.lens_export import LENS_HINT, to_transformer_lens  # noqa: E402
 
 
 @pytest.mark.parametrize(
-    ("pos", "mlp", "n_heads"),
-    [("ape", "swiglu", 1), ("rope", "swiglu", 2), ("alibi", "paper", 2), ("hybrid", "paper", 1)],
+    ("pos", "mlp", "n_heads", "embedding"),
+    [
+        ("ape", "swiglu", 1, "linear"),
+        ("rope", "swiglu", 2, "linear"),
+        ("alibi", "paper", 2, "linear"),
+        ("hybrid", "paper", 1, "linear"),
+        ("ape", "swiglu", 1, "concat"),  # the authors' layout: [one-hot position, token]
+    ],
 )
-def test_export_matches_the_decoder_and_its_attention(pos, mlp, n_heads):
+def test_export_matches_the_decoder_and_its_attention(pos, mlp, n_heads, embedding):
     torch.manual_seed(0)
-    m = ICLDecoder(6, 5, d_model=16, n_layers=2, n_heads=n_heads, pos=pos, mlp=mlp).eval()
+    concat = embedding == "concat"
+    m = ICLDecoder(
+        6, 5, d_model=None if concat else 16, n_layers=2, n_heads=n_heads, pos=pos, mlp=mlp,
+        embedding=embedding, max_positions=11 if concat else 65,
+    ).eval()  # fmt: skip
+    w = m.d_model  # 16, or 6 + 11 one-hot slots for the authors' layout
     for p in m.parameters():  # non-trivial biases and gains, not the zero/one initialisation
         p.data.add_(0.1 * torch.randn_like(p))
     x = torch.randn(4, 11, 6)
@@ -29,8 +40,8 @@ def test_export_matches_the_decoder_and_its_attention(pos, mlp, n_heads):
     for layer in range(2):
         assert cache["pattern", layer].shape == (4, n_heads, 11, 11)
         torch.testing.assert_close(cache["pattern", layer], attns[layer], atol=1e-6, rtol=1e-5)
-        assert cache["z", layer].shape == (4, 11, n_heads, 16 // n_heads)
-        assert cache["resid_post", layer].shape == (4, 11, 16)
+        assert cache["z", layer].shape == (4, 11, n_heads, w // n_heads)
+        assert cache["resid_post", layer].shape == (4, 11, w)
     h, _ = m.hidden_states(x)
     torch.testing.assert_close(cache["resid_post", 1], h, atol=1e-5, rtol=1e-5)
     assert ("hook_pos_embed" in cache.cache_dict) == (pos in ("ape", "hybrid"))

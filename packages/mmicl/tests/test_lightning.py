@@ -102,3 +102,26 @@ def test_stage3_digits_cnn_from_stage2(stage1_ckpt, tmp_path):
     assert s3(batch).shape == (8, 8)
     with pytest.raises(ValueError, match="does not fit"):
         Stage3Module(8, 8, 64, stage2_checkpoint=str(path), encoder="mlp", decoder_d_model=16)
+
+
+def test_paper_layout_checkpoint_round_trip_and_stage3(tmp_path):
+    """A concat-layout (authors') decoder saves, loads into stage 2 and unfreezes in stage 3
+    with its one-hot position channels still fixed."""
+    pl.seed_everything(0, verbose=False)
+    module = Stage1Module(8, 8, pos="ape", embedding="concat", max_positions=15)
+    assert module.model.d_model == 8 + 15  # multimodal sequences have 3N + 2 = 14 tokens
+    trainer = _trainer(tmp_path)
+    trainer.fit(module, datamodule=_uni())
+    path = tmp_path / "paper.ckpt"
+    trainer.save_checkpoint(path)
+    s2 = Stage2Module(8, 8, 6, decoder_checkpoint=str(path))
+    dec = s2.model.decoder
+    assert dec.embedding == "concat" and dec.d_model == 23
+    assert all(torch.equal(v, module.model.state_dict()[k]) for k, v in dec.state_dict().items())
+    s3 = Stage3Module(8, 8, 6, decoder_checkpoint=str(path), encoder="mlp")
+    assert all(p.requires_grad for p in s3.parameters())
+    assert not any(n.startswith("model.decoder.embed") for n, _ in s3.named_parameters())
+    _trainer(tmp_path).fit(s3, datamodule=_multi())
+    scratch = Stage2Module(8, 8, 6, freeze_decoder=False, decoder_pos="ape",
+                           decoder_embedding="concat")  # fmt: skip
+    assert scratch.model.decoder.d_model == 8 + 65

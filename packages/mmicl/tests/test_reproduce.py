@@ -18,6 +18,7 @@ TINY = dataclasses.replace(
     knockout_steps=2,
     eval_sequences=16,
     batch_size=8,
+    workers=1,
 )
 
 
@@ -25,20 +26,41 @@ def test_tiny_reproduce_writes_report(tmp_path, monkeypatch):
     monkeypatch.setattr(rep, "QUICK", TINY)
     report = run_reproduce(PAPER, tmp_path, quick=True)
     titles = [t.title for t in report.tables]
-    assert len(titles) == 4 and titles[0].startswith("Stage 1")
+    assert len(titles) == 5 and titles[0].startswith("Stage 1") and "onset" in titles[1]
     models = report.tables[0].column("model")
     assert {"ape", "rope"} <= set(models) and any(m.startswith("anchor") for m in models)
-    # the ideal-induction anchor solves the IC split; a stage-2 row per variant
+    # the ideal-induction anchor solves the IC split
     anchor = next(r for r in report.tables[0].rows if "nearest" in r["model"])
     assert anchor["IC"] > 0.9
-    assert len(report.tables[1].rows) == 3
-    assert report.tables[3].column("knockout")[0] == "none"
+    # onset table: the paper-layout encodings and the three controls, widths of the layouts
+    onset = {r["model"]: r for r in report.tables[1].rows}
+    assert set(onset) == {"ape", "rope", "rope (width 98)", "ape (linear embedding)",
+                          "rope (linear embedding)"}  # fmt: skip
+    assert onset["ape"]["width"] == 32 + 65 and onset["rope"]["width"] == 32
+    assert onset["ape (linear embedding)"]["width"] == 64
+    assert all(r["reached"].endswith("/1") for r in onset.values())
+    # a stage-2 row per variant; knockout table starts with no knockout
+    assert len(report.tables[2].rows) == 3
+    assert report.tables[4].column("knockout")[0] == "none"
     data = json.loads((tmp_path / "results.json").read_text())
     assert data["metadata"]["quick"] is True
     assert (tmp_path / "results.md").is_file() and (tmp_path / "training_curves.png").is_file()
 
 
+def test_stage1_runs_are_self_seeded(tmp_path):
+    """Each stage-1 run seeds its data, initialisation and position offsets, so worker
+    processes give the same numbers as one process."""
+    m = rep.Model("ape", "ape")
+    a = rep._stage1_run(TINY, m, 64, 3, tmp_path / "a.ckpt")
+    b = rep._stage1_run(TINY, m, 64, 3, tmp_path / "b.ckpt")
+    assert a == b and len(a["curve"]) == 3 and (tmp_path / "a.ckpt").is_file()
+
+
+def test_onset_text_marks_runs_that_never_reach_the_threshold():
+    assert rep._onset_text([200, None, 350], 1000) == "200, >1000, 350"
+
+
 @pytest.mark.slow
 def test_quick_reproduce(tmp_path):
     report = run_reproduce(PAPER, tmp_path, quick=True)
-    assert len(report.tables) == 4
+    assert len(report.tables) == 5

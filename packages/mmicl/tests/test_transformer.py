@@ -139,3 +139,37 @@ def test_knocking_out_every_head_removes_context_dependence():
     assert not torch.allclose(m(x), m(y), atol=1e-4)  # restored
     with pytest.raises(ValueError, match="no head"), knockout(m, [(5, 0)]):
         pass
+
+
+def test_concat_layout_is_the_authors_input():
+    """embedding='concat': no learned input map; the residual stream starts as
+    [one-hot position (randomly offset in training), token] for ape and the raw token for
+    rope; the one-hot channels are fixed, never parameters."""
+    torch.manual_seed(0)
+    S, T, D, slots = 5, 7, 8, 13
+    x = torch.randn(S, T, D)
+    ape = ICLDecoder(D, 4, pos="ape", embedding="concat", max_positions=slots)
+    assert ape.d_model == D + slots
+    ape.eval()
+    start = ape.embed(x) + ape.abs_pos(S, T)  # (S, T, slots + D)
+    onehot = torch.nn.functional.one_hot(torch.arange(T), slots).float().expand(S, T, slots)
+    assert torch.equal(start, torch.cat([onehot, x], -1))
+    ape.train()
+    shifted = (ape.embed(x) + ape.abs_pos(S, T, torch.Generator().manual_seed(1)))[..., :slots]
+    offsets = shifted.argmax(-1) - torch.arange(T)  # (S, T): one offset per sequence
+    assert bool((offsets == offsets[:, :1]).all()) and int(offsets.min()) >= 0
+    assert int(offsets.max()) <= slots - T and bool((shifted.sum(-1) == 1).all())
+    ape.requires_grad_(True)  # unfreezing (stage 3) cannot make the layout learnable
+    names = [n for n, _ in ape.named_parameters()]
+    assert not any(n.startswith(("embed", "abs_pos")) for n in names)
+    assert not any(k.startswith(("embed", "abs_pos")) for k in ape.state_dict())
+    rope = ICLDecoder(D, 4, pos="rope", embedding="concat").eval()
+    assert rope.d_model == D and torch.equal(rope.embed(x), x) and rope.abs_pos is None
+    wide = ICLDecoder(D, 4, d_model=D + 4, pos="rope", embedding="concat")
+    assert torch.equal(wide.embed(x)[..., :4], torch.zeros(S, T, 4))  # extra channels: zero
+    assert ICLDecoder(D, 4, pos="hybrid", embedding="concat", max_positions=slots).d_model == 22
+    assert wide(x).shape == ape(x).shape == (S, 4)
+    with pytest.raises(ValueError, match="at least 21"):
+        ICLDecoder(D, 4, d_model=16, pos="ape", embedding="concat", max_positions=slots)
+    with pytest.raises(ValueError, match="unknown embedding"):
+        ICLDecoder(D, 4, embedding="learned")

@@ -66,6 +66,8 @@ def sweep(
     max_positions: int = 65,
     eval_sequences: int = 500,
     seed: int = 0,
+    embedding: str = "linear",
+    d_model: int | None = None,
 ) -> None:
     """Stage-1 ICL vs IWL over class counts K and position encodings (one seed).
 
@@ -85,6 +87,9 @@ def sweep(
             length 2N+1 turns off the random per-sequence position offset.
         eval_sequences: Sequences per evaluation split.
         seed: Seed of the banks, the stream and the initialisation.
+        embedding: Input layout: linear (a learned input map to d_model) or concat (the
+            authors' layout: raw tokens, ape as fixed one-hot channels concatenated).
+        d_model: Decoder width (default 64 for linear, the layout's width for concat).
     """
     import lightning.pytorch as pl
 
@@ -103,8 +108,9 @@ def sweep(
         for pos in positions:
             pl.seed_everything(seed, verbose=False)
             module = Stage1Module(
-                D, L, n_layers=n_layers, n_heads=n_heads, pos=pos, max_positions=max_positions
-            )
+                D, L, d_model, n_layers=n_layers, n_heads=n_heads, pos=pos,
+                max_positions=max_positions, embedding=embedding,
+            )  # fmt: skip
             pl.Trainer(
                 accelerator="cpu", devices=1, max_steps=steps, logger=False,
                 enable_checkpointing=False, enable_progress_bar=False,

@@ -2,9 +2,11 @@
 
 Paper: "Dissecting Multimodal In-Context Learning", Huang et al., ICML 2026 (arXiv 2601.20796).
 
-1. absolute: a learned embedding of a one-hot position over ``max_positions`` slots
-   (2 * N_max + 1 = 65 by default), shifted by a random offset per training sequence
-   -> :class:`AbsolutePositions`;
+1. absolute: a one-hot position over ``max_positions`` slots (2 * N_max + 1 = 65 by
+   default), shifted by a random offset per training sequence -> :class:`AbsolutePositions`;
+   either learned (an embedding added to the projected tokens) or, as in the authors' code,
+   fixed one-hot channels concatenated to the raw tokens (``onehot=True``,
+   :class:`OneHotTable`, used with :class:`ConcatEmbedding`);
 2. RoPE (Su et al. 2021, theta = 1e4): rotate query/key pairs of channels by
    ``pos * theta^(-2i/d)`` so that ``<R_m q, R_n k>`` depends only on ``m - n``
    -> :func:`rope_angles`, :func:`apply_rope`;
@@ -57,8 +59,51 @@ def alibi_bias(n_heads: int, T: int) -> torch.Tensor:
     return -alibi_slopes(n_heads)[:, None, None] * dist
 
 
+class OneHotTable(nn.Module):
+    """Fixed position table: row ``p`` is the one-hot vector ``e_p`` in the first
+    ``n_slots`` of ``width`` channels (a buffer, never trained, so unfreezing a decoder
+    cannot make it learnable).
+
+    Examples
+    --------
+    >>> OneHotTable(3, 5)(torch.tensor([1])).tolist()
+    [[0.0, 1.0, 0.0, 0.0, 0.0]]
+    """
+
+    def __init__(self, n_slots: int, width: int) -> None:
+        super().__init__()
+        if width < n_slots:
+            raise ValueError(f"{n_slots} one-hot position slots need width >= {n_slots}")
+        self.register_buffer("weight", torch.eye(n_slots, width), persistent=False)
+
+    def forward(self, pos: torch.Tensor) -> torch.Tensor:
+        return self.weight[pos]
+
+
+class ConcatEmbedding(nn.Module):
+    """The authors' input layout: no learned input map; a token ``x`` (d_in) becomes
+    ``[0_{width - d_in}, x]``, so the leading channels are free for one-hot positions
+    (:class:`OneHotTable`) and ``tokens + positions`` is the concatenation
+    ``[one-hot position, x]``.
+
+    Examples
+    --------
+    >>> ConcatEmbedding(2, 5)(torch.tensor([[1.0, 2.0]])).tolist()
+    [[0.0, 0.0, 0.0, 1.0, 2.0]]
+    """
+
+    def __init__(self, d_in: int, width: int) -> None:
+        super().__init__()
+        if width < d_in:
+            raise ValueError(f"width {width} < token dimension {d_in}")
+        self.d_in, self.width = d_in, width
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.pad(x, (self.width - self.d_in, 0))
+
+
 class AbsolutePositions(nn.Module):
-    """Learned absolute position embeddings with a random offset per training sequence.
+    """Absolute position embeddings with a random offset per training sequence.
 
     Parameters
     ----------
@@ -69,6 +114,9 @@ class AbsolutePositions(nn.Module):
     random_shift:
         In training, shift each sequence's positions by a uniform offset in
         ``[0, max_positions - T]`` (the authors' trick, so every slot gets trained).
+    onehot:
+        Fixed one-hot vectors in the first ``max_positions`` channels (the authors' code)
+        instead of a learned embedding (initialised ``N(0, 0.02)``).
 
     Examples
     --------
@@ -77,10 +125,14 @@ class AbsolutePositions(nn.Module):
     torch.Size([2, 5, 4])
     """
 
-    def __init__(self, max_positions: int, d_model: int, random_shift: bool = True) -> None:
+    def __init__(
+        self, max_positions: int, d_model: int, random_shift: bool = True, onehot: bool = False
+    ) -> None:
         super().__init__()
-        self.max_positions = max_positions
-        self.embed = nn.Embedding(max_positions, d_model)
+        self.max_positions, self.onehot = max_positions, onehot
+        self.embed = (
+            OneHotTable(max_positions, d_model) if onehot else nn.Embedding(max_positions, d_model)
+        )
         self.random_shift = random_shift
 
     def forward(self, S: int, T: int, g: torch.Generator | None = None) -> torch.Tensor:
@@ -88,7 +140,7 @@ class AbsolutePositions(nn.Module):
             raise ValueError(
                 f"sequence length {T} exceeds the position capacity {self.max_positions}"
             )
-        pos = torch.arange(T, device=self.embed.weight.device).expand(S, T)
+        pos = torch.arange(T, device=self.embed.weight.device).expand(S, T)  # (S, T)
         if self.training and self.random_shift and self.max_positions > T:
             shift = torch.randint(
                 0, self.max_positions - T + 1, (S, 1), device=pos.device, generator=g

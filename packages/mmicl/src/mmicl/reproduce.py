@@ -5,11 +5,15 @@ in Modern Transformers", Huang et al., ICML 2026 (arXiv 2601.20796).
 
 One run, same data banks and step budgets for every row:
 
-1. stage 1: decoders with absolute (APE), RoPE and ALiBi positions trained at several class
-   counts ``K`` and seeds; accuracy on ``test/IC/IC2/IW`` and the first step at which the IC
-   accuracy reaches 0.8 (ICL onset), next to two anchors computed on the same sets: a
-   random context label (what copying without matching gives) and the label of the nearest
-   context item (the ideal induction rule);
+1. stage 1: decoders with absolute (APE), RoPE and ALiBi positions in the authors' layout
+   (raw tokens, fixed one-hot position channels concatenated for APE) trained at several
+   class counts ``K`` for a fixed step budget; accuracy on ``test/IC/IC2/IW``, next to two
+   anchors computed on the same sets: a random context label (what copying without matching
+   gives) and the label of the nearest context item (the ideal induction rule); the ICL
+   threshold ``K*`` (smallest ``K`` whose final IC accuracy reaches 0.5);
+1b. ICL onset at the largest ``K`` over several seeds: the first evaluated step at which the
+   IC accuracy reaches 0.5, for the three encodings and three controls (RoPE at APE's
+   width; APE and RoPE behind a learned linear input embedding, the usual modern layout);
 2. stage 2: projector-only training on a secondary GMM modality with ``K2`` classes on top
    of the frozen pretrained decoder, with and without the uninformative-M1 control, against a
    decoder trained from scratch on the same data; plus (full run) the digits modality through
@@ -22,9 +26,12 @@ One run, same data banks and step budgets for every row:
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import statistics
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,8 +43,40 @@ from icml26_shared.results import Report, Table
 from mmicl.evaluation import CurveRecorder, circuit_measures, knockout_table, split_accuracies
 from mmicl.icl_data import MultimodalICLDataModule, UnimodalICLDataModule
 from mmicl.stages import Stage1Module, Stage2Module, Stage3Module
+from mmicl.transformer import concat_width
 
-ONSET = 0.8  # IC accuracy that marks the ICL onset
+ONSET = 0.5  # IC accuracy that marks the ICL onset (twice the random-context-label level)
+
+
+@dataclass(frozen=True)
+class Model:
+    """A stage-1 decoder variant: position encoding, input layout and width."""
+
+    name: str
+    pos: str
+    embedding: str = "concat"
+    d_model: int | None = None
+
+    @property
+    def layout(self) -> str:
+        return "paper (one-hot concat)" if self.embedding == "concat" else "linear embedding"
+
+    def width(self, D: int) -> int:
+        return self.d_model or concat_width(D, self.pos, MAX_POSITIONS)
+
+
+MAX_POSITIONS = 65  # 2 * N_max + 1 one-hot slots, N_max = 32 (authors' main_stage1.py)
+
+
+def controls(D: int) -> tuple[Model, ...]:
+    """RoPE at the width of the paper-layout APE decoder (rounded up to even), and APE /
+    RoPE behind a learned linear embedding (d_model 64, the usual modern layout)."""
+    w = concat_width(D, "ape", MAX_POSITIONS)
+    return (
+        Model(f"rope (width {w + w % 2})", "rope", "concat", w + w % 2),
+        Model("ape (linear embedding)", "ape", "linear", 64),
+        Model("rope (linear embedding)", "rope", "linear", 64),
+    )
 
 
 @dataclass(frozen=True)
@@ -60,7 +99,8 @@ class Setting:
     N: int = 8
     B: int = 2
     eps: float = 0.1
-    d_model: int = 64
+    controls: bool = True
+    workers: int = 1  # processes for the independent stage-1 runs
 
 
 QUICK = Setting(
@@ -68,31 +108,42 @@ QUICK = Setting(
     Ks=(8192,),
     seeds=1,
     steps=400,
-    eval_every=100,
+    eval_every=50,
     K2s=(4,),
     stage2_steps=150,
     knockout_steps=400,
     digits=False,
     eval_sequences=300,
+    workers=min(2, os.cpu_count() or 1),
 )
 FULL = Setting(
     positions=("ape", "rope", "alibi"),
     Ks=(1024, 8192),
-    seeds=2,
-    steps=1000,
-    eval_every=125,
+    seeds=3,
+    steps=1200,
+    eval_every=50,
     K2s=(4, 16, 64),
     stage2_steps=300,
-    knockout_steps=1000,
+    knockout_steps=1200,
     digits=True,
     eval_sequences=500,
-    batch_size=128,
+    workers=min(2, os.cpu_count() or 1),
 )
 
 
 def _seeds(s: Setting, K: int) -> int:
     """Seeds per class count: all of them at the largest K (the headline), one elsewhere."""
     return s.seeds if s.Ks[-1] == K else 1
+
+
+def _models(s: Setting, K: int) -> list[Model]:
+    """Paper-layout decoders at every K; the controls at the largest K only."""
+    paper = [Model(pos, pos) for pos in s.positions]
+    return paper + (list(controls(s.D)) if s.controls and s.Ks[-1] == K else [])
+
+
+def _onset_text(onsets: list[int | None], steps: int) -> str:
+    return ", ".join(str(o) if o is not None else f">{steps}" for o in onsets)
 
 
 def _trainer(steps: int, callbacks=()) -> pl.Trainer:
@@ -160,6 +211,24 @@ def _spearman(x: list[float], y: list[float]) -> float:
     return float(spearmanr(x, y).statistic)
 
 
+def _stage1_run(s: Setting, m: Model, K: int, sd: int, ckpt: Path) -> dict:
+    """Train one stage-1 decoder (seeded: data, initialisation and position offsets) with a
+    curve recorder; save its checkpoint; return the curve, final row and ICL onset step."""
+    torch.set_num_threads(1)
+    pl.seed_everything(sd, verbose=False)
+    dm = _unimodal_data(s, K, sd)
+    module = Stage1Module(
+        s.D, s.L, m.d_model, n_layers=2, n_heads=1, pos=m.pos, embedding=m.embedding,
+        max_positions=MAX_POSITIONS,
+    )  # fmt: skip
+    rec = CurveRecorder(dm.sets("test"), s.eval_every)
+    trainer = _trainer(s.steps, [rec])
+    trainer.fit(module, datamodule=dm)
+    trainer.save_checkpoint(ckpt)
+    onset = next((r["step"] for r in rec.rows if r["IC"] >= ONSET), None)
+    return {"final": rec.rows[-1], "curve": rec.rows, "onset": onset}
+
+
 def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     """Run the stage-1 / stage-2 / circuit / knockout comparisons and return the report."""
     torch.set_num_threads(1)  # tiny models: threads only add contention on small CPUs
@@ -170,84 +239,110 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     ckdir = Path(workdir.name)
 
     # ------------------------------------------------------------ stage 1
-    jobs = [(pos, K, seed + r) for K in s.Ks for pos in s.positions for r in range(_seeds(s, K))]
+    K_top = s.Ks[-1]
+    jobs = [(m, K, seed + r) for K in s.Ks for m in _models(s, K) for r in range(_seeds(s, K))]
     runs: dict[tuple[str, int, int], dict] = {}
-    sets_by: dict[tuple[int, int], dict] = {}
-    for pos, K, sd in progress(jobs, desc="stage 1", total=len(jobs)):
-        pl.seed_everything(sd, verbose=False)
-        dm = _unimodal_data(s, K, sd)
-        sets = sets_by.setdefault((K, sd), dm.sets("test"))
-        module = Stage1Module(s.D, s.L, s.d_model, n_layers=2, n_heads=1, pos=pos)
-        rec = CurveRecorder(sets, s.eval_every)
-        trainer = _trainer(s.steps, [rec])
-        trainer.fit(module, datamodule=dm)
-        ckpt = ckdir / f"stage1-{pos}-{K}-{sd}.ckpt"
-        trainer.save_checkpoint(ckpt)
-        onset = next((r["step"] for r in rec.rows if r["IC"] >= ONSET), None)
-        runs[(pos, K, sd)] = {
-            "final": rec.rows[-1],
-            "curve": rec.rows,
-            "onset": onset,
-            "ckpt": ckpt,
-        }
+    sets_by = {
+        (K, sd): _unimodal_data(s, K, sd).sets("test") for _, K, sd in jobs
+    }  # fixed, seeded evaluation sets: the same in every worker
+    args = [(s, m, K, sd, ckdir / f"stage1-{m.pos}-{m.embedding}-{m.width(s.D)}-{K}-{sd}.ckpt")
+            for m, K, sd in jobs]  # fmt: skip
+    if s.workers > 1:  # independent seeded runs: the same numbers with any number of workers
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(min(s.workers, len(jobs)), mp_context=ctx) as pool:
+            results = list(progress(pool.map(_stage1_run, *zip(*args, strict=True)),
+                                    desc="stage 1", total=len(jobs)))  # fmt: skip
+    else:
+        results = [_stage1_run(*a) for a in progress(args, desc="stage 1", total=len(jobs))]
+    for (m, K, sd), a, res in zip(jobs, args, results, strict=True):
+        runs[(m.name, K, sd)] = {"model": m, "ckpt": a[-1], **res}
+
+    def finals(name: str, K: int) -> list[dict]:
+        return [runs[(name, K, seed + r)]["final"] for r in range(_seeds(s, K))]
 
     t1 = Table(
-        "Stage 1: ICL vs IWL by position encoding and class count K",
-        ["model", "K", "test", "IC", "IC sd", "IC2", "IW", "IH (last layer)", "ICL onset step"],
+        "Stage 1: ICL vs IWL by position encoding and class count K (fixed step budget)",
+        ["model", "K", "test", "IC", "IC sd", "IC2", "IW", "IH (last layer)"],
         notes=(
-            f"{s.steps} AdamW steps (lr 1e-3) of {s.batch_size} sequences; 2-layer, 1-head "
-            f"pre-RMSNorm SwiGLU decoder, d_model={s.d_model}; D={s.D}, L={s.L}, N={s.N}, "
-            f"B={s.B}, eps={s.eps}, p_B=1, alpha=0. Means over {s.seeds} seed(s) at K={s.Ks[-1]} "
-            "and one seed at smaller K (each seed its own bank, stream and initialisation; "
-            f"IC sd = standard deviation over seeds), {s.eval_sequences} test sequences per "
-            "split. IC: "
-            "novel classes, bursty; IC2: labels shifted +1; IW: non-bursty. ICL onset = first "
-            f"evaluated step (every {s.eval_every}) with IC >= {ONSET} (mean over the seeds "
-            "that reach it, with how many did; '-' = none). Anchors are computed on the "
-            "same sets."
+            f"{s.steps} AdamW steps (lr 1e-3, weight decay 1e-6) of {s.batch_size} sequences; "
+            "2-layer, 1-head pre-RMSNorm SwiGLU decoder in the authors' layout: no learned "
+            "input map, the residual stream is the raw token (width D) for rope / alibi and "
+            f"[one-hot position over {MAX_POSITIONS} slots, token] (width "
+            f"{concat_width(s.D, 'ape', MAX_POSITIONS)}) for ape, with a random slot offset per "
+            f"training sequence. D={s.D}, L={s.L}, N={s.N}, B={s.B}, eps={s.eps}, p_B=1, "
+            f"alpha=0. Means over {s.seeds} seed(s) at K={K_top} and one seed at smaller K "
+            "(each seed its own bank, stream and initialisation; IC sd = standard deviation "
+            f"over seeds), {s.eval_sequences} test sequences per split. IC: novel classes, "
+            "bursty; IC2: labels shifted +1; IW: non-bursty. Anchors are computed on the same "
+            "sets."
         ),
     )
     for K in s.Ks:
         for pos in s.positions:
-            n_seeds = _seeds(s, K)
-            finals = [runs[(pos, K, seed + r)]["final"] for r in range(n_seeds)]
-            onsets = [runs[(pos, K, seed + r)]["onset"] for r in range(n_seeds)]
-            reached = [o for o in onsets if o is not None]
-            ic_m, ic_sd = _mean_sd([f["IC"] for f in finals])
+            f = finals(pos, K)
+            ic_m, ic_sd = _mean_sd([x["IC"] for x in f])
             t1.add_row(
-                model=pos,
-                K=K,
-                test=_mean_sd([f["test"] for f in finals])[0],
-                IC=ic_m,
-                **{"IC sd": ic_sd},
-                IC2=_mean_sd([f["IC2"] for f in finals])[0],
-                IW=_mean_sd([f["IW"] for f in finals])[0],
-                **{"IH (last layer)": _mean_sd([f["ih"] for f in finals])[0]},
-                **{
-                    "ICL onset step": (
-                        f"{statistics.fmean(reached):.0f} ({len(reached)}/{n_seeds})"
-                        if reached
-                        else "-"
-                    )
-                },
-            )
+                model=pos, K=K, test=_mean_sd([x["test"] for x in f])[0], IC=ic_m,
+                **{"IC sd": ic_sd}, IC2=_mean_sd([x["IC2"] for x in f])[0],
+                IW=_mean_sd([x["IW"] for x in f])[0],
+                **{"IH (last layer)": _mean_sd([x["ih"] for x in f])[0]},
+            )  # fmt: skip
         anchors = [_anchors(sets_by[(K, seed + r)], s.N) for r in range(_seeds(s, K))]
         for name in anchors[0]:
             vals = {k: statistics.fmean(a[name][k] for a in anchors) for k in anchors[0][name]}
             t1.add_row(model=f"anchor: {name}", K=K, **vals)
     report.add_table(t1)
 
+    t1b = Table(
+        f"Stage 1: ICL onset at K={K_top} over {s.seeds} seed(s)",
+        ["model", "layout", "width", "onset steps (per seed)", "onset mean", "onset sd",
+         "reached", "final IC", "final IC sd", "final IW", "threshold K*"],
+        notes=(
+            f"Onset = first evaluated step (every {s.eval_every}) at which IC accuracy reaches "
+            f"{ONSET} (the random-context-label anchor is about 0.25, the plateau 1); "
+            f">{s.steps} = not within the budget; onset mean / sd over the seeds that reached "
+            "it. threshold K* = the smallest K of the sweep whose final IC accuracy (mean over "
+            f"seeds) reaches {ONSET} after {s.steps} steps (paper-layout rows; '-' = none). "
+            "Controls: rope at the paper-layout ape width (extra channels start at zero), and "
+            "ape / rope behind a learned linear input embedding (d_model 64; ape a learned "
+            "position embedding added to it, N(0, 0.02) initialisation)."
+        ),
+    )  # fmt: skip
+    for m in _models(s, K_top):
+        keys = [(m.name, K_top, seed + r) for r in range(s.seeds)]
+        onsets = [runs[k]["onset"] for k in keys]
+        reached = [o for o in onsets if o is not None]
+        ic_m, ic_sd = _mean_sd([runs[k]["final"]["IC"] for k in keys])
+        threshold = "-"
+        if m.embedding == "concat" and m.name in s.positions:
+            ok = [K for K in s.Ks if _mean_sd([f["IC"] for f in finals(m.name, K)])[0] >= ONSET]
+            threshold = str(min(ok)) if ok else "-"
+        t1b.add_row(
+            model=m.name, layout=m.layout, width=m.width(s.D),
+            **{"onset steps (per seed)": _onset_text(onsets, s.steps),
+               "onset mean": statistics.fmean(reached) if reached else "-",
+               "onset sd": _mean_sd(reached)[1] if reached else "-",
+               "reached": f"{len(reached)}/{len(onsets)}",
+               "final IC": ic_m, "final IC sd": ic_sd,
+               "final IW": _mean_sd([runs[k]["final"]["IW"] for k in keys])[0],
+               "threshold K*": threshold},
+        )  # fmt: skip
+    report.add_table(t1b)
+
     # ------------------------------------------------------------ stage 2
-    K_top = s.Ks[-1]
-    best_pos = max(s.positions, key=lambda p: (runs[(p, K_top, seed)]["final"]["IC"], p == "rope"))
-    dec_ckpt = runs[(best_pos, K_top, seed)]["ckpt"]
+    top = [runs[(m.name, K_top, seed)] for m in _models(s, K_top)]
+    best = max(top, key=lambda r: r["final"]["IC"])  # first of equals: the paper layout
+    bm: Model = best["model"]
+    dec_ckpt, best_pos = best["ckpt"], bm.name
+    arch = {"decoder_d_model": bm.d_model, "decoder_pos": bm.pos, "decoder_embedding": bm.embedding}
     t2 = Table(
         "Stage 2: multimodal IC accuracy vs secondary-modality class count K2",
         ["decoder", "M2", "K2", "control", "test", "IC", "IC2", "IW", "IH (last layer)"],
         notes=(
             f"Secondary modality: a GMM bank with D2=16 and K2 classes (L2 = min(K2, L1) labels, "
             f"a subset of the L1={s.L} labels), sequences [M1, M2, y] x {s.N} + [M1_q, M2_q], "
-            f"bursty (B={s.B}). pretrained = the stage-1 {best_pos} decoder (K={K_top}, seed "
+            f"bursty (B={s.B}). pretrained = the stage-1 {best_pos} decoder ({bm.layout}; the "
+            f"highest final IC at K={K_top}, seed "
             f"{seed}), frozen, only the projector trained; scratch = a fresh {best_pos} decoder "
             f"trained jointly with the projector. {s.stage2_steps} AdamW steps each. control "
             "m1_random: the M1 query comes from a class unrelated to the context, so only the "
@@ -267,9 +362,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
         if dec == "pretrained":
             module = Stage2Module(s.D, s.L, 16, decoder_checkpoint=str(dec_ckpt))
         else:
-            module = Stage2Module(
-                s.D, s.L, 16, freeze_decoder=False, decoder_d_model=s.d_model, decoder_pos=best_pos
-            )
+            module = Stage2Module(s.D, s.L, 16, freeze_decoder=False, **arch)
         _trainer(s.stage2_steps).fit(module, datamodule=dm)
         sets = dm.sets("test")
         acc = split_accuracies(module, sets)
@@ -287,7 +380,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
             )  # fmt: skip
             module = Stage3Module(
                 s.D, s.L, 64, decoder_checkpoint=str(dec_ckpt) if dec == "pretrained" else None,
-                encoder="cnn", decoder_d_model=s.d_model, decoder_pos=best_pos,
+                encoder="cnn", **arch,
             )  # fmt: skip
             _trainer(s.stage2_steps).fit(module, datamodule=dm)
             sets = dm.sets("test")
@@ -323,13 +416,18 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     # ------------------------------------------------------------ knockout
     pl.seed_everything(seed, verbose=False)
     dm = _unimodal_data(s, K_top, seed)
-    module = Stage1Module(s.D, s.L, s.d_model, n_layers=2, n_heads=2, pos=best_pos)
+    width = -(-bm.width(s.D) // 4) * 4  # two heads, each with an even (RoPE) dimension
+    module = Stage1Module(
+        s.D, s.L, width, n_layers=2, n_heads=2, pos=bm.pos, embedding=bm.embedding,
+        max_positions=MAX_POSITIONS,
+    )  # fmt: skip
     _trainer(s.knockout_steps).fit(module, datamodule=dm)
     t4 = Table(
         "Head knockout in a 2-layer, 2-head decoder",
         ["knockout", "heads", "IC acc", "IC2 acc", "IW acc"],
         notes=(
-            f"{best_pos} decoder, K={K_top}, {s.knockout_steps} steps; heads ranked by IH "
+            f"{best_pos} decoder ({bm.layout}, width {width}), K={K_top}, {s.knockout_steps} "
+            "steps; heads ranked by IH "
             "strength / previous-token strength on the IC set; knocking out zeroes the head's "
             "slice of the input to the output projection; the random head is drawn (seeded) "
             "among the heads that are neither the top induction nor the top previous-token "
@@ -345,22 +443,25 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for pos in s.positions:
-        curve = runs[(pos, K_top, seed)]["curve"]
-        steps = [r["step"] for r in curve]
-        axes[0].plot(steps, [r["IC"] for r in curve], label=f"{pos} IC")
-        axes[0].plot(steps, [r["IW"] for r in curve], ls="--", label=f"{pos} IW")
-        axes[1].plot(steps, [r["ih"] for r in curve], label=pos)
-    axes[0].axhline(0.25, color="grey", lw=0.8, ls=":", label="random context label")
-    axes[0].set(xlabel="step", ylabel="accuracy", title=f"IC / IW accuracy, K={K_top}")
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    for m in _models(s, K_top):
+        curves = [runs[(m.name, K_top, seed + r)]["curve"] for r in range(s.seeds)]
+        steps = [r["step"] for r in curves[0]]
+        for ax, key in ((axes[0], "IC"), (axes[1], "ih")):
+            vals = torch.tensor([[r[key] for r in c] for c in curves])  # (seeds, evals)
+            (line,) = ax.plot(steps, vals.mean(0), label=m.name)
+            ax.fill_between(steps, vals.min(0).values, vals.max(0).values, alpha=0.15,
+                            color=line.get_color())  # fmt: skip
+    axes[0].axhline(ONSET, color="grey", lw=0.8, ls=":", label=f"onset threshold {ONSET}")
+    axes[0].set(xlabel="step", ylabel="IC accuracy", title=f"IC accuracy, K={K_top}")
     axes[1].set(xlabel="step", ylabel="IH strength", title="induction strength (last layer)")
     axes[0].legend(fontsize=7)
     axes[1].legend(fontsize=7)
     report.save_figure(fig, "training_curves.png")
 
     report.note(
-        f"Stage 1 trained {len(jobs)} decoders; stage 2 used the {best_pos} decoder. "
+        f"Stage 1 trained {len(jobs)} decoders; stage 2 used the {best_pos} decoder. Figure: "
+        f"mean IC accuracy and IH strength over {s.seeds} seed(s) at K={K_top} (band: min-max). "
         f"Wall time of the runs {time.perf_counter() - t0:.0f} s; isnan(rho) marks a "
         "constant measure."
     )

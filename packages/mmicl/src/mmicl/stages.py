@@ -88,8 +88,9 @@ class Stage1Module(ICLStage):
     ----------
     d_in, n_labels:
         Token dimension ``D`` and label count ``L`` of the data.
-    d_model, n_layers, n_heads, pos, mlp, max_positions:
-        The decoder (see :class:`~mmicl.transformer.ICLDecoder`).
+    d_model, n_layers, n_heads, pos, mlp, max_positions, embedding:
+        The decoder (see :class:`~mmicl.transformer.ICLDecoder`; ``embedding="concat"`` is
+        the authors' layout, raw tokens with fixed one-hot position channels).
     lr, weight_decay:
         AdamW settings (the authors: 1e-3, 1e-6).
 
@@ -104,7 +105,7 @@ class Stage1Module(ICLStage):
         self,
         d_in: int = 32,
         n_labels: int = 32,
-        d_model: int = 64,
+        d_model: int | None = None,
         n_layers: int = 2,
         n_heads: int = 1,
         pos: str = "rope",
@@ -112,6 +113,7 @@ class Stage1Module(ICLStage):
         max_positions: int = 65,
         lr: float = 1e-3,
         weight_decay: float = 1e-6,
+        embedding: str = "linear",
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
@@ -124,6 +126,7 @@ class Stage1Module(ICLStage):
             pos=pos,
             mlp=mlp,
             max_positions=max_positions,
+            embedding=embedding,
         )
         self.lr, self.weight_decay = lr, weight_decay
 
@@ -188,7 +191,7 @@ class Stage2Module(ICLStage):
         ``none``, ``mlp`` or ``cnn`` (8x8 images); ``encoder_dim`` its output size.
     train_encoder:
         Whether the encoder is trained in this stage.
-    decoder_d_model, decoder_layers, decoder_heads, decoder_pos:
+    decoder_d_model, decoder_layers, decoder_heads, decoder_pos, decoder_embedding:
         The fresh decoder (ignored with a checkpoint).
     lr, weight_decay:
         AdamW settings.
@@ -211,12 +214,13 @@ class Stage2Module(ICLStage):
         encoder_dim: int = 32,
         train_encoder: bool = False,
         projector_hidden: int | None = None,
-        decoder_d_model: int = 64,
+        decoder_d_model: int | None = None,
         decoder_layers: int = 2,
         decoder_heads: int = 1,
         decoder_pos: str = "rope",
         lr: float = 1e-3,
         weight_decay: float = 1e-6,
+        decoder_embedding: str = "linear",
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
@@ -226,7 +230,13 @@ class Stage2Module(ICLStage):
             decoder = load_decoder(decoder_checkpoint, d1, n_labels)
         else:
             decoder = ICLDecoder(
-                d1, n_labels, decoder_d_model, decoder_layers, decoder_heads, pos=decoder_pos
+                d1,
+                n_labels,
+                decoder_d_model,
+                decoder_layers,
+                decoder_heads,
+                pos=decoder_pos,
+                embedding=decoder_embedding,
             )
         enc = None
         if encoder == "mlp":
@@ -274,12 +284,13 @@ class Stage3Module(Stage2Module):
         encoder_dim: int = 32,
         train_encoder: bool = True,
         projector_hidden: int | None = None,
-        decoder_d_model: int = 64,
+        decoder_d_model: int | None = None,
         decoder_layers: int = 2,
         decoder_heads: int = 1,
         decoder_pos: str = "rope",
         lr: float = 1e-3,
         weight_decay: float = 1e-6,
+        decoder_embedding: str = "linear",
     ) -> None:
         super().__init__(
             d1,
@@ -297,6 +308,7 @@ class Stage3Module(Stage2Module):
             decoder_pos,
             lr,
             weight_decay,
+            decoder_embedding,
         )
         self.save_hyperparameters()
         if stage2_checkpoint:

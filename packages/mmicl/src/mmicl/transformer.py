@@ -11,6 +11,10 @@ Paper: "Dissecting Multimodal In-Context Learning", Huang et al., ICML 2026 (arX
 4. causal softmax attention with RoPE / ALiBi / absolute / hybrid positions; one head has no
    output projection, several heads have one -> :class:`CausalSelfAttention`;
 5. readout: a linear map of the last token to ``L`` label logits -> :class:`ICLDecoder`;
+   the input is either a learned linear map of the tokens to ``d_model`` (``embedding=
+   "linear"``) or, as in the authors' code, the raw tokens themselves with fixed one-hot
+   position channels concatenated for absolute / hybrid positions (``embedding="concat"``,
+   residual width ``d_in + max_positions``, or ``d_in`` for RoPE / ALiBi);
 6. head knockout: zero a head's slice of the input to the output projection
    -> :func:`knockout`;
 7. initialisation ``N(0, 0.02)``, zero biases.
@@ -26,9 +30,31 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mmicl.positions import POSITION_KINDS, AbsolutePositions, alibi_bias, apply_rope, rope_angles
+from mmicl.positions import (
+    POSITION_KINDS,
+    AbsolutePositions,
+    ConcatEmbedding,
+    alibi_bias,
+    apply_rope,
+    rope_angles,
+)
 
 MLP_KINDS = ("swiglu", "paper")
+EMBEDDINGS = ("linear", "concat")
+
+
+def concat_width(d_in: int, pos: str, max_positions: int) -> int:
+    """Residual width of the authors' layout: the token dimension, plus ``max_positions``
+    one-hot channels for absolute / hybrid positions (one more zero channel when RoPE needs
+    an even width, as the authors' hybrid layout has).
+
+    Examples
+    --------
+    >>> concat_width(32, "ape", 65), concat_width(32, "rope", 65), concat_width(32, "hybrid", 65)
+    (97, 32, 98)
+    """
+    width = d_in + (max_positions if pos in ("ape", "hybrid") else 0)
+    return width + (width % 2 if pos in ("rope", "hybrid") else 0)
 
 
 class RMSNorm(nn.Module):
@@ -176,7 +202,10 @@ class ICLDecoder(nn.Module):
     n_labels:
         Number of labels ``L`` of the readout.
     d_model, n_layers, n_heads, d_ff:
-        Width, depth, heads per layer, MLP width (default ``2 * d_model``).
+        Width (default 64 with ``embedding="linear"``; with ``"concat"`` the layout's width,
+        :func:`concat_width`, or more: extra channels start at zero, e.g. to give RoPE the
+        width of the absolute layout), depth, heads per layer, MLP width (default
+        ``2 * d_model``).
     pos:
         ``ape`` (learned absolute, random shift), ``rope``, ``alibi``, ``hybrid`` (ape + rope)
         or ``none``.
@@ -184,6 +213,11 @@ class ICLDecoder(nn.Module):
         ``swiglu`` or ``paper`` (SiLU of the product, the authors' variant).
     max_positions:
         Position capacity; longer sequences are rejected.
+    embedding:
+        ``linear``: a learned map of the tokens to ``d_model`` (absolute positions a learned
+        embedding added to it); ``concat``: the authors' layout, no learned input map, the
+        residual stream is ``[one-hot position, token]`` for ``ape`` / ``hybrid`` (fixed
+        one-hot channels, random offset in training) and the raw token otherwise.
 
     Examples
     --------
@@ -199,26 +233,42 @@ class ICLDecoder(nn.Module):
         self,
         d_in: int,
         n_labels: int,
-        d_model: int = 64,
+        d_model: int | None = None,
         n_layers: int = 2,
         n_heads: int = 1,
         d_ff: int | None = None,
         pos: str = "rope",
         mlp: str = "swiglu",
         max_positions: int = 65,
+        embedding: str = "linear",
     ) -> None:
         super().__init__()
         if pos not in POSITION_KINDS:
             raise ValueError(f"unknown position encoding {pos!r}; choose from {POSITION_KINDS}")
+        if embedding not in EMBEDDINGS:
+            raise ValueError(f"unknown embedding {embedding!r}; choose from {EMBEDDINGS}")
+        if embedding == "concat":
+            width = concat_width(d_in, pos, max_positions)
+            if d_model is not None and d_model < width:
+                raise ValueError(
+                    f"embedding='concat' needs a width of at least {width} for d_in={d_in}, "
+                    f"pos={pos}, max_positions={max_positions}; got d_model={d_model}"
+                )
+            d_model = width if d_model is None else d_model  # extra channels start at zero
+        d_model = 64 if d_model is None else d_model
         if min(d_in, n_labels, d_model, n_layers, n_heads, max_positions) < 1:
             raise ValueError(
                 "d_in, n_labels, d_model, n_layers, n_heads, max_positions must be >= 1"
             )
         self.d_in, self.n_labels, self.pos, self.max_positions = d_in, n_labels, pos, max_positions
         self.n_layers, self.n_heads, self.d_model = n_layers, n_heads, d_model
-        self.embed = nn.Linear(d_in, d_model)
+        self.embedding = embedding
+        concat = embedding == "concat"
+        self.embed = ConcatEmbedding(d_in, d_model) if concat else nn.Linear(d_in, d_model)
         self.abs_pos = (
-            AbsolutePositions(max_positions, d_model) if pos in ("ape", "hybrid") else None
+            AbsolutePositions(max_positions, d_model, onehot=concat)
+            if pos in ("ape", "hybrid")
+            else None
         )
         d_ff = d_ff or 2 * d_model
         self.blocks = nn.ModuleList(
