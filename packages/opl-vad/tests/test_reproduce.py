@@ -31,5 +31,5 @@ def test_miniature_reproduce_writes_every_table_with_joint_scores(tmp_path, monk
     assert "| leak removed |" in md and "| face MI |" in md
     data = json.loads((tmp_path / "results.json").read_text())
     tables = data["tables"] if isinstance(data, dict) and "tables" in data else data
-    assert len(tables) == 3
+    assert len(tables) == 4 and "what carries the face signal" in md
     assert (tmp_path / "tradeoff.png").exists()

@@ -18,11 +18,15 @@ public; both weights are configurable):
   identity directions; this term keeps pulling until ``span(Q_face)`` holds all of the
   within-video face contrast. Per-video scene nuisance cancels in ``d_v``; only face presence
   is used, no identity labels
+- :func:`face_contrast_spectrum` / :func:`suggest_face_rank`: the cumulative share of the
+  within-video face contrast ``d_v`` carried by its top principal directions, from the weak
+  signal only: how many face directions (``rank_face``) the features need
 - :class:`FaceGuidance`: the readout (linear ``(v, c)`` or a small MLP) and the anchor ``u``
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -32,7 +36,10 @@ __all__ = [
     "check_face_signal",
     "cosine_alignment_loss",
     "face_contrast_loss",
+    "face_contrast_basis",
+    "face_contrast_spectrum",
     "face_presence_loss",
+    "suggest_face_rank",
 ]
 
 
@@ -88,6 +95,65 @@ def face_contrast_loss(
     if float(total) == 0.0:
         return face_coeffs.sum() * 0.0
     return 1.0 - contrast(face_coeffs).pow(2).sum() / total
+
+
+def _within_video_contrast(features: np.ndarray, face: np.ndarray, threshold: float) -> np.ndarray:
+    """``(n, D)``: ``d_v`` of every video with both face-present and face-absent snippets."""
+    X = np.asarray(features, dtype=np.float64)
+    on = np.asarray(face) > threshold
+    if X.ndim != 3 or on.shape != X.shape[:2]:
+        raise ValueError(f"need features (V, T, D) and face (V, T); got {X.shape}, {on.shape}")
+    rows = [X[v][on[v]].mean(0) - X[v][~on[v]].mean(0) for v in range(len(X))
+            if on[v].any() and (~on[v]).any()]  # fmt: skip
+    if not rows:
+        raise ValueError("no video has both face-present and face-absent snippets")
+    return np.stack(rows)
+
+
+def face_contrast_spectrum(
+    features: np.ndarray, face: np.ndarray, threshold: float = 0.5
+) -> np.ndarray:
+    """Cumulative share of the within-video face contrast in its top-``k`` directions.
+
+    ``features`` ``(V, T, D)``, ``face`` ``(V, T)`` (the weak signal is enough); returns
+    ``(min(n, D),)`` non-decreasing values ending at 1: entry ``k - 1`` is
+    ``sum_{i<=k} s_i^2 / sum_i s_i^2`` for the singular values ``s`` of the stacked ``d_v``.
+    The best ``k``-dimensional face block captures exactly that share
+    (:func:`face_contrast_loss` at its optimum is one minus it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> face = (rng.random((30, 10)) < 0.5).astype(float)
+    >>> X = rng.standard_normal((30, 10, 8)) * 0.01
+    >>> X[..., 0] += 3 * face                      # one face direction
+    >>> share = face_contrast_spectrum(X, face)
+    >>> round(float(share[0]), 3), suggest_face_rank(X, face)
+    (1.0, 1)
+    """
+    d = _within_video_contrast(features, face, threshold)
+    s2 = np.linalg.svd(d, compute_uv=False) ** 2
+    total = s2.sum()
+    return np.cumsum(s2) / total if total > 0 else np.ones_like(s2)
+
+
+def face_contrast_basis(
+    features: np.ndarray, face: np.ndarray, k: int, threshold: float = 0.5
+) -> np.ndarray:
+    """``(D, k)`` orthonormal top-``k`` directions of the within-video face contrast."""
+    d = _within_video_contrast(features, face, threshold)
+    return np.linalg.svd(d, full_matrices=False)[2][:k].T
+
+
+def suggest_face_rank(
+    features: np.ndarray, face: np.ndarray, energy: float = 0.9, threshold: float = 0.5
+) -> int:
+    """Smallest ``k`` whose top-``k`` directions carry ``energy`` of the face contrast."""
+    if not 0 < energy <= 1:
+        raise ValueError(f"energy must be in (0, 1], got {energy}")
+    share = face_contrast_spectrum(features, face, threshold)
+    return int(np.searchsorted(share, energy - 1e-12) + 1)
 
 
 class _WithSquares(nn.Module):

@@ -83,6 +83,10 @@ class PrivacyAudit:
         Snippets used per probe (a seeded subsample; the SVM is quadratic in them).
     seed:
         Seed of the subsample and the folds.
+    probe:
+        ``linear_svm`` (the paper's attacker, scikit-learn ``LinearSVC``) or ``mlp`` (one
+        hidden layer of 128 ReLU units, ``MLPClassifier``): a nonlinear attacker, to tell
+        leakage a linear eraser cannot reach from leakage it left behind.
 
     Examples
     --------
@@ -101,6 +105,11 @@ class PrivacyAudit:
     folds: int = 5
     max_samples: int = 4000
     seed: int = 0
+    probe: str = "linear_svm"
+
+    def __post_init__(self) -> None:
+        if self.probe not in ("linear_svm", "mlp"):
+            raise ValueError(f"unknown probe {self.probe!r}; choose 'linear_svm' or 'mlp'")
 
     def _probe(
         self, X: np.ndarray, y: np.ndarray, groups: np.ndarray | None = None
@@ -120,7 +129,13 @@ class PrivacyAudit:
         folds = int(min(self.folds, counts[counts > 0].min()))
         if len(np.unique(y)) < 2 or folds < 2:
             return float("nan"), chance
-        probe = make_pipeline(StandardScaler(), LinearSVC(C=1.0, max_iter=5000))
+        if self.probe == "mlp":
+            from sklearn.neural_network import MLPClassifier
+
+            clf = MLPClassifier((128,), max_iter=500, random_state=self.seed)
+        else:
+            clf = LinearSVC(C=1.0, max_iter=5000)
+        probe = make_pipeline(StandardScaler(), clf)
         if groups is None:
             cv = StratifiedKFold(folds, shuffle=True, random_state=self.seed)
         else:
