@@ -6,7 +6,8 @@
 ``ArithCriticDataModule`` for the PPO-critic baseline; one YAML per row in ``configs/``),
 ``reproduce``, and the package commands ``sveb-generate``
 (write reusable SVEB cases as JSON), ``sveb-evaluate`` (score estimators on such a file) and
-``real-advantages`` (the real-model path: a Hub causal LM on a math set, offline-aware).
+``real-advantages`` (the real-model path: a Hub causal LM on a math set, offline-aware) and
+``informativeness`` (Hista's SVEB error vs SFT length and planted informative states).
 """
 
 from __future__ import annotations
@@ -220,6 +221,32 @@ class HistaCLI(PaperCLI):
         return super().error(self.one_line(message))
 
 
+def informativeness(
+    out: Path = Path("informativeness"),
+    sft_steps: list[int] = [400, 1600],  # noqa: B006 (jsonargparse reads the default)
+    problems: int = 40,
+    scales: list[float] = [3.0, 10.0, 30.0],  # noqa: B006
+    seed: int = 0,
+) -> None:
+    """Hista's SVEB-mini error vs SFT length and planted informative states (a diagnostic).
+
+    Args:
+        out: Folder for results.json / results.md.
+        sft_steps: Increasing SFT lengths of the tiny policy (one policy trained further).
+        problems: SVEB-mini problems (teacher rollouts, exact values).
+        scales: Scales of the planted wrong-partial-sum coordinate.
+        seed: Seed of every generator.
+    """
+    from .informativeness import informativeness_sweep
+
+    try:
+        report = informativeness_sweep(out, tuple(sft_steps), problems, tuple(scales), seed)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    report.write()
+    print((Path(out) / "results.md").read_text())
+
+
 def build_cli() -> PaperCLI:
     """The package's CLI."""
     import lightning.pytorch as pl
@@ -234,6 +261,7 @@ def build_cli() -> PaperCLI:
             "sveb-generate": sveb_generate,
             "sveb-evaluate": sveb_evaluate,
             "real-advantages": real_advantages,
+            "informativeness": informativeness,
         },
     )
 

@@ -8,7 +8,8 @@ builds such a subclass:
 2. ``_generate_and_score_completions`` calls TRL, then regroups the local completions into
    groups of ``num_generations`` (TRL's sampler repeats each prompt that many times in a row),
    builds one ``RolloutGroup`` per prompt (token spans by prefix decoding of the generated ids;
-   for Hista one extra no-grad forward pass for the last-layer hidden states) and replaces
+   for Hista one extra no-grad forward pass per group for the last-layer hidden states; our own
+   ``PolicyRLModule`` reuses its log-prob pass instead) and replaces
    ``advantages`` with the provider's per-token ``(B, T)`` tensor (zero on padding).
 
 ``advantage="group"`` gives GRPO's advantages again (a consistency check against TRL itself).
@@ -82,10 +83,17 @@ def token_advantage_trainer(advantage: str = "numca", **provider_kwargs):
                     spans.append(sp)
                     if need_hidden:
                         p_ids = out["prompt_ids"][i][out["prompt_mask"][i].bool()]
-                        full = torch.cat([p_ids, ids[i, :n]])[None]
-                        h = self.model(full, output_hidden_states=True).hidden_states[-1][0]
-                        hidden.append(h.float().cpu())
+                        hidden.append(torch.cat([p_ids, ids[i, :n]]))
                         starts.append(len(p_ids))
+                if need_hidden:  # one right-padded forward for the whole group
+                    lens = [len(x) for x in hidden]
+                    full = torch.zeros(g, max(lens), dtype=ids.dtype, device=ids.device)
+                    att = torch.zeros_like(full)
+                    for j, x in enumerate(hidden):
+                        full[j, : lens[j]], att[j, : lens[j]] = x, 1
+                    h = self.model(full, attention_mask=att, output_hidden_states=True)
+                    h = h.hidden_states[-1].float().cpu()
+                    hidden = [h[j, : lens[j]] for j in range(g)]
                 pid = str(inputs[s].get("problem_id", inputs[s].get("prompt", s)))
                 group = RolloutGroup(
                     pid,
