@@ -100,6 +100,7 @@ class Setting:
     B: int = 2
     eps: float = 0.1
     controls: bool = True
+    linear_seeds: int = 1  # seeds of the linear-embedding controls at the largest K
     workers: int = 1  # processes for the independent stage-1 runs
 
 
@@ -120,20 +121,23 @@ FULL = Setting(
     positions=("ape", "rope", "alibi"),
     Ks=(1024, 8192),
     seeds=3,
-    steps=1200,
+    steps=700,
     eval_every=50,
-    K2s=(4, 16, 64),
-    stage2_steps=300,
-    knockout_steps=1200,
+    K2s=(4, 64),
+    stage2_steps=200,
+    knockout_steps=700,
     digits=True,
-    eval_sequences=500,
+    eval_sequences=300,
     workers=min(2, os.cpu_count() or 1),
 )
 
 
-def _seeds(s: Setting, K: int) -> int:
-    """Seeds per class count: all of them at the largest K (the headline), one elsewhere."""
-    return s.seeds if s.Ks[-1] == K else 1
+def _seeds(s: Setting, K: int, m: Model | None = None) -> int:
+    """Seeds per run: all of them at the largest K (the headline), one elsewhere; the
+    linear-embedding controls get ``s.linear_seeds``."""
+    if s.Ks[-1] != K:
+        return 1
+    return s.linear_seeds if m is not None and m.embedding == "linear" else s.seeds
 
 
 def _models(s: Setting, K: int) -> list[Model]:
@@ -229,6 +233,81 @@ def _stage1_run(s: Setting, m: Model, K: int, sd: int, ckpt: Path) -> dict:
     return {"final": rec.rows[-1], "curve": rec.rows, "onset": onset}
 
 
+def _stage2_run(
+    s: Setting, seed: int, K1: int, K2: int, dec: str, ctl: str, ckpt: Path, arch: dict
+) -> dict:
+    """Stage 2 on a GMM secondary modality: projector only on the frozen pretrained decoder
+    (``dec="pretrained"``) or a fresh decoder trained jointly (``"scratch"``); one row."""
+    torch.set_num_threads(1)
+    pl.seed_everything(seed, verbose=False)
+    dm = MultimodalICLDataModule(
+        K1=K1, L1=s.L, D1=s.D, bank1_seed=seed, K2=K2, D2=16, N=s.N, B=s.B, eps=s.eps,
+        control=ctl, batch_size=s.batch_size, train_batches=s.stage2_steps,
+        eval_sequences=s.eval_sequences, seed=seed,
+    )  # fmt: skip
+    if dec == "pretrained":
+        module = Stage2Module(s.D, s.L, 16, decoder_checkpoint=str(ckpt))
+    else:
+        module = Stage2Module(s.D, s.L, 16, freeze_decoder=False, **arch)
+    _trainer(s.stage2_steps).fit(module, datamodule=dm)
+    sets = dm.sets("test")
+    return {
+        "decoder": dec, "M2": "gmm", "K2": K2, "control": ctl, **split_accuracies(module, sets),
+        "IH (last layer)": circuit_measures(module, sets["IC"])["ih"],
+    }  # fmt: skip
+
+
+def _stage3_run(s: Setting, seed: int, K1: int, dec: str, ckpt: Path, arch: dict) -> dict:
+    """Stage 3 on scikit-learn digits through a CNN encoder trained jointly; one row."""
+    torch.set_num_threads(1)
+    pl.seed_everything(seed, verbose=False)
+    dm = MultimodalICLDataModule(
+        K1=K1, L1=s.L, D1=s.D, bank1_seed=seed, modality2="digits", K2=5, N=s.N, B=s.B,
+        eps=s.eps, control="m1_random", batch_size=s.batch_size, train_batches=s.stage2_steps,
+        eval_sequences=s.eval_sequences, seed=seed,
+    )  # fmt: skip
+    module = Stage3Module(
+        s.D, s.L, 64, decoder_checkpoint=str(ckpt) if dec == "pretrained" else None,
+        encoder="cnn", **arch,
+    )  # fmt: skip
+    _trainer(s.stage2_steps).fit(module, datamodule=dm)
+    sets = dm.sets("test")
+    return {
+        "decoder": f"{dec} (stage 3, CNN encoder)", "M2": "digits", "K2": 5,
+        "control": "m1_random", **split_accuracies(module, sets),
+        "IH (last layer)": circuit_measures(module, sets["IC"])["ih"],
+    }  # fmt: skip
+
+
+def _knockout_run(s: Setting, seed: int, K: int, m: Model, width: int) -> list[dict]:
+    """Train a 2-layer, 2-head decoder of ``m``'s layout and return the knockout rows."""
+    torch.set_num_threads(1)
+    pl.seed_everything(seed, verbose=False)
+    dm = _unimodal_data(s, K, seed)
+    module = Stage1Module(
+        s.D, s.L, width, n_layers=2, n_heads=2, pos=m.pos, embedding=m.embedding,
+        max_positions=MAX_POSITIONS,
+    )  # fmt: skip
+    _trainer(s.knockout_steps).fit(module, datamodule=dm)
+    return knockout_table(module.model, dm.sets("test"), seed)
+
+
+def _run_job(kind: str, *args):
+    return {"stage1": _stage1_run, "stage2": _stage2_run, "stage3": _stage3_run,
+            "knockout": _knockout_run}[kind](*args)  # fmt: skip
+
+
+def _run_all(s: Setting, jobs: list[tuple], desc: str) -> list:
+    """Run ``(kind, *args)`` jobs, in ``s.workers`` processes when more than one (every job
+    seeds itself, so the numbers do not depend on the number of workers)."""
+    if s.workers > 1 and len(jobs) > 1:
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(min(s.workers, len(jobs)), mp_context=ctx) as pool:
+            return list(progress(pool.map(_run_job, *zip(*jobs, strict=True)), desc=desc,
+                                 total=len(jobs)))  # fmt: skip
+    return [_run_job(*j) for j in progress(jobs, desc=desc, total=len(jobs))]
+
+
 def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     """Run the stage-1 / stage-2 / circuit / knockout comparisons and return the report."""
     torch.set_num_threads(1)  # tiny models: threads only add contention on small CPUs
@@ -240,20 +319,14 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
 
     # ------------------------------------------------------------ stage 1
     K_top = s.Ks[-1]
-    jobs = [(m, K, seed + r) for K in s.Ks for m in _models(s, K) for r in range(_seeds(s, K))]
+    jobs = [(m, K, seed + r) for K in s.Ks for m in _models(s, K) for r in range(_seeds(s, K, m))]
     runs: dict[tuple[str, int, int], dict] = {}
     sets_by = {
         (K, sd): _unimodal_data(s, K, sd).sets("test") for _, K, sd in jobs
     }  # fixed, seeded evaluation sets: the same in every worker
     args = [(s, m, K, sd, ckdir / f"stage1-{m.pos}-{m.embedding}-{m.width(s.D)}-{K}-{sd}.ckpt")
             for m, K, sd in jobs]  # fmt: skip
-    if s.workers > 1:  # independent seeded runs: the same numbers with any number of workers
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(min(s.workers, len(jobs)), mp_context=ctx) as pool:
-            results = list(progress(pool.map(_stage1_run, *zip(*args, strict=True)),
-                                    desc="stage 1", total=len(jobs)))  # fmt: skip
-    else:
-        results = [_stage1_run(*a) for a in progress(args, desc="stage 1", total=len(jobs))]
+    results = _run_all(s, [("stage1", *a) for a in args], "stage 1")
     for (m, K, sd), a, res in zip(jobs, args, results, strict=True):
         runs[(m.name, K, sd)] = {"model": m, "ckpt": a[-1], **res}
 
@@ -294,8 +367,8 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     report.add_table(t1)
 
     t1b = Table(
-        f"Stage 1: ICL onset at K={K_top} over {s.seeds} seed(s)",
-        ["model", "layout", "width", "onset steps (per seed)", "onset mean", "onset sd",
+        f"Stage 1: ICL onset at K={K_top} over seeds",
+        ["model", "layout", "width", "seeds", "onset steps (per seed)", "onset mean", "onset sd",
          "reached", "final IC", "final IC sd", "final IW", "threshold K*"],
         notes=(
             f"Onset = first evaluated step (every {s.eval_every}) at which IC accuracy reaches "
@@ -309,7 +382,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
         ),
     )  # fmt: skip
     for m in _models(s, K_top):
-        keys = [(m.name, K_top, seed + r) for r in range(s.seeds)]
+        keys = [(m.name, K_top, seed + r) for r in range(_seeds(s, K_top, m))]
         onsets = [runs[k]["onset"] for k in keys]
         reached = [o for o in onsets if o is not None]
         ic_m, ic_sd = _mean_sd([runs[k]["final"]["IC"] for k in keys])
@@ -318,7 +391,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
             ok = [K for K in s.Ks if _mean_sd([f["IC"] for f in finals(m.name, K)])[0] >= ONSET]
             threshold = str(min(ok)) if ok else "-"
         t1b.add_row(
-            model=m.name, layout=m.layout, width=m.width(s.D),
+            model=m.name, layout=m.layout, width=m.width(s.D), seeds=len(keys),
             **{"onset steps (per seed)": _onset_text(onsets, s.steps),
                "onset mean": statistics.fmean(reached) if reached else "-",
                "onset sd": _mean_sd(reached)[1] if reached else "-",
@@ -351,44 +424,17 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
         ),
     )
     variants = [("pretrained", "none"), ("pretrained", "m1_random"), ("scratch", "m1_random")]
-    s2_jobs = [(K2, dec, ctl) for K2 in s.K2s for dec, ctl in variants]
-    for K2, dec, ctl in progress(s2_jobs, desc="stage 2", total=len(s2_jobs)):
-        pl.seed_everything(seed, verbose=False)
-        dm = MultimodalICLDataModule(
-            K1=K_top, L1=s.L, D1=s.D, bank1_seed=seed, K2=K2, D2=16, N=s.N, B=s.B, eps=s.eps,
-            control=ctl, batch_size=s.batch_size, train_batches=s.stage2_steps,
-            eval_sequences=s.eval_sequences, seed=seed,
-        )  # fmt: skip
-        if dec == "pretrained":
-            module = Stage2Module(s.D, s.L, 16, decoder_checkpoint=str(dec_ckpt))
-        else:
-            module = Stage2Module(s.D, s.L, 16, freeze_decoder=False, **arch)
-        _trainer(s.stage2_steps).fit(module, datamodule=dm)
-        sets = dm.sets("test")
-        acc = split_accuracies(module, sets)
-        t2.add_row(
-            decoder=dec, M2="gmm", K2=K2, control=ctl, **acc,
-            **{"IH (last layer)": circuit_measures(module, sets["IC"])["ih"]},
-        )  # fmt: skip
+    width = -(-bm.width(s.D) // 4) * 4  # knockout decoder: two heads, even (RoPE) head dim
+    later = [("stage2", s, seed, K_top, K2, dec, ctl, dec_ckpt, arch)
+             for K2 in s.K2s for dec, ctl in variants]  # fmt: skip
     if s.digits:
-        for dec in ("pretrained", "scratch"):
-            pl.seed_everything(seed, verbose=False)
-            dm = MultimodalICLDataModule(
-                K1=K_top, L1=s.L, D1=s.D, bank1_seed=seed, modality2="digits", K2=5, N=s.N,
-                B=s.B, eps=s.eps, control="m1_random", batch_size=s.batch_size,
-                train_batches=s.stage2_steps, eval_sequences=s.eval_sequences, seed=seed,
-            )  # fmt: skip
-            module = Stage3Module(
-                s.D, s.L, 64, decoder_checkpoint=str(dec_ckpt) if dec == "pretrained" else None,
-                encoder="cnn", **arch,
-            )  # fmt: skip
-            _trainer(s.stage2_steps).fit(module, datamodule=dm)
-            sets = dm.sets("test")
-            t2.add_row(
-                decoder=f"{dec} (stage 3, CNN encoder)", M2="digits", K2=5, control="m1_random",
-                **split_accuracies(module, sets),
-                **{"IH (last layer)": circuit_measures(module, sets["IC"])["ih"]},
-            )  # fmt: skip
+        later += [
+            ("stage3", s, seed, K_top, dec, dec_ckpt, arch) for dec in ("pretrained", "scratch")
+        ]
+    later.append(("knockout", s, seed, K_top, bm, width))
+    *stage2_rows, knockout_rows = _run_all(s, later, "stages 2-3, knockout")
+    t2.extend(stage2_rows)
+    if s.digits:
         t2.notes += (
             " Digits rows: scikit-learn 8x8 digits 0-4 train, IC on digits 5-9 with random "
             "labels; CNN encoder, projector and decoder trained jointly (stage 3)."
@@ -414,14 +460,6 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     report.add_table(t3)
 
     # ------------------------------------------------------------ knockout
-    pl.seed_everything(seed, verbose=False)
-    dm = _unimodal_data(s, K_top, seed)
-    width = -(-bm.width(s.D) // 4) * 4  # two heads, each with an even (RoPE) dimension
-    module = Stage1Module(
-        s.D, s.L, width, n_layers=2, n_heads=2, pos=bm.pos, embedding=bm.embedding,
-        max_positions=MAX_POSITIONS,
-    )  # fmt: skip
-    _trainer(s.knockout_steps).fit(module, datamodule=dm)
     t4 = Table(
         "Head knockout in a 2-layer, 2-head decoder",
         ["knockout", "heads", "IC acc", "IC2 acc", "IW acc"],
@@ -434,7 +472,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
             "head."
         ),
     )
-    t4.extend(knockout_table(module.model, sets_by[(K_top, seed)], seed))
+    t4.extend(knockout_rows)
     report.add_table(t4)
 
     # ------------------------------------------------------------ figure
@@ -445,7 +483,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     for m in _models(s, K_top):
-        curves = [runs[(m.name, K_top, seed + r)]["curve"] for r in range(s.seeds)]
+        curves = [runs[(m.name, K_top, seed + r)]["curve"] for r in range(_seeds(s, K_top, m))]
         steps = [r["step"] for r in curves[0]]
         for ax, key in ((axes[0], "IC"), (axes[1], "ih")):
             vals = torch.tensor([[r[key] for r in c] for c in curves])  # (seeds, evals)
@@ -461,7 +499,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
 
     report.note(
         f"Stage 1 trained {len(jobs)} decoders; stage 2 used the {best_pos} decoder. Figure: "
-        f"mean IC accuracy and IH strength over {s.seeds} seed(s) at K={K_top} (band: min-max). "
+        f"mean IC accuracy and IH strength over the seeds at K={K_top} (band: min-max). "
         f"Wall time of the runs {time.perf_counter() - t0:.0f} s; isnan(rho) marks a "
         "constant measure."
     )
