@@ -24,8 +24,10 @@ def synth(out: Path, n_train: int = 200, n_test: int = 100, dim: int = 128,
 
     Args:
         out: Output folder: ``train/``, ``test/``, ``train.list``, ``test.list``,
-            ``test_gt.npy`` (frame labels), ``*_face.npy`` (face signal / truth),
-            ``test_identity.npy``, ``face_basis.npy``.
+            ``test_gt.npy`` (frame labels), ``*_face.npy`` (face signal / truth, ``(V, T)``),
+            ``faces/<video>_face.npy`` (the training face signal per video, the layout of
+            ``FeatureListDataModule(face_dir=...)``), ``test_identity.npy``,
+            ``face_basis.npy``.
         n_train: Training videos.
         n_test: Test videos.
         dim: Feature size.
@@ -50,6 +52,9 @@ def synth(out: Path, n_train: int = 200, n_test: int = 100, dim: int = 128,
             name = f"{split}/{kind}_{v:04d}.npy"
             np.save(out / name, d.features[v])
             names.append(name)
+            if split == "train":
+                (out / "faces").mkdir(exist_ok=True)
+                np.save(out / "faces" / f"{kind}_{v:04d}_face.npy", d.face_signal[v])
         (out / f"{split}.list").write_text("\n".join(names) + "\n")
         face = d.face_signal if split == "train" else d.face
         np.save(out / f"{split}_face.npy", face)

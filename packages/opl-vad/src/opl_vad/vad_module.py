@@ -117,6 +117,12 @@ class VADModule(pl.LightningModule):
         self.log("train/vad_loss", loss, prog_bar=True)
         if self.guidance is not None:
             face = batch["face"]
+            if bool((face < 0).all()):  # VideoSet's marker for "no face signal given"
+                raise ValueError(
+                    "G-OPL needs a face-presence signal per training snippet; give the data "
+                    "module one (FeatureListDataModule: face_dir, from opl-vad "
+                    "extract-face-presence) or use projection none / opl"
+                )
             check_face_signal(face, tuple(x.shape[:2]))
             l_face, l_cos = self.guidance(out.face_coeffs, out.face_removed, face)
             loss = loss + self.hparams.face_weight * l_face + self.hparams.cos_weight * l_cos
