@@ -81,6 +81,7 @@ class EOSTokModule(pl.LightningModule):
         teacher_model_id: str = "facebook/dinov2-base",
         tokenizer_checkpoint: str | None = None,
         lr: float = 1e-3,
+        tokenizer_lr: float | None = None,
     ) -> None:
         super().__init__()
         if stage not in ("tokenizer", "prior", "joint"):
@@ -96,6 +97,9 @@ class EOSTokModule(pl.LightningModule):
         ):
             if w < 0:
                 raise ValueError(f"{name} must be non-negative, got {w}")
+        for name, v in (("lr", lr), ("tokenizer_lr", lr if tokenizer_lr is None else tokenizer_lr)):
+            if not v > 0:
+                raise ValueError(f"{name} must be positive, got {v}")
         if tokenizer_type not in ("1d", "2d"):
             raise ValueError(f"tokenizer_type must be '1d' or '2d', got {tokenizer_type!r}")
         self.save_hyperparameters()
@@ -256,5 +260,14 @@ class EOSTokModule(pl.LightningModule):
         return self.tokenizer.encode(batch[0])[1]
 
     def configure_optimizers(self):
-        params = [p for n, p in self.named_parameters() if p.requires_grad]
-        return torch.optim.Adam(params, lr=self.hparams.lr)
+        """Adam; the tokenizer's parameters use ``tokenizer_lr`` when given (else ``lr``)."""
+        hp = self.hparams
+        tok = {id(p) for p in self.tokenizer.parameters()}
+        rest = [p for p in self.parameters() if p.requires_grad and id(p) not in tok]
+        groups = [{"params": rest, "lr": hp.lr}]
+        tok_params = [p for p in self.tokenizer.parameters() if p.requires_grad]
+        if tok_params:
+            groups.append(
+                {"params": tok_params, "lr": hp.lr if hp.tokenizer_lr is None else hp.tokenizer_lr}
+            )
+        return torch.optim.Adam(groups, lr=hp.lr)
