@@ -91,3 +91,40 @@ def test_entropy_term_enters_the_vq_loss_only_in_training():
     assert torch.allclose(train_loss - eval_loss, 0.5 * vq.entropy_penalty(zn), atol=1e-6)
     with pytest.raises(ValueError, match="entropy"):
         CosineVectorQuantizer(8, 4, entropy_temperature=0.0)
+
+
+def test_tokenizer_lr_sets_the_tokenizer_param_group():
+    m = EOSTokModule(lr=1e-3, tokenizer_lr=1e-4, **TINY)
+    groups = m.configure_optimizers().param_groups
+    tok = {id(p) for p in m.tokenizer.parameters()}
+    assert [g["lr"] for g in groups] == [1e-3, 1e-4]
+    assert all(id(p) not in tok for p in groups[0]["params"])
+    assert {id(p) for p in groups[1]["params"]} == tok
+    n_params = sum(1 for p in m.parameters() if p.requires_grad)
+    assert sum(len(g["params"]) for g in groups) == n_params
+    m.set_stage("prior")  # frozen tokenizer: no tokenizer group
+    assert [g["lr"] for g in m.configure_optimizers().param_groups] == [1e-3]
+    assert [g["lr"] for g in EOSTokModule(**TINY).configure_optimizers().param_groups] == [
+        1e-3,
+        1e-3,
+    ]
+    with pytest.raises(ValueError, match="tokenizer_lr must be positive"):
+        EOSTokModule(tokenizer_lr=0.0, **TINY)
+
+
+def test_apr_reaches_the_decoders_codebook_and_the_prior():
+    """APR's soft code embedding is the decoder's codebook (with gradient), not a copy."""
+    torch.manual_seed(0)
+    m = EOSTokModule(stage="joint", apr_weight=1.0, ar_grad_to_tokenizer=False, **TINY)
+    x, y = torch.rand(4, 1, 16, 16), torch.arange(4)
+    m.losses((x, y))  # data init of the codebook
+    m.zero_grad()
+    m.losses((x, y), step=0)["apr"].backward()
+    assert m.tokenizer.quantizer.embedding.grad.abs().sum() > 0
+    assert m.prior.head.weight.grad.abs().sum() > 0
+    assert m.tokenizer.patch_out.weight.grad.abs().sum() > 0  # the decoder
+    # with the CE switch off, APR does not reach the encoder through the prior's inputs
+    assert (
+        m.tokenizer.patch_in.weight.grad is None
+        or m.tokenizer.patch_in.weight.grad.abs().sum() == 0
+    )

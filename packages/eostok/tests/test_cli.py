@@ -96,3 +96,37 @@ def test_reproduce_workers_and_seed_summary(monkeypatch):
         t.add_row(variant=KEY_VARIANTS[0], seed=sd, **dict.fromkeys(METRICS, v))
     row = _seed_summary(t, KEY_VARIANTS[:1], (0, 1)).rows[0]
     assert row["n"] == 2 and row["gFID"] == "2 ± 1.4"  # mean 2, sample std sqrt(2)
+
+
+def test_reproduce_variant_lists_and_job_order(monkeypatch):
+    import eostok.reproduce as r
+
+    assert set(r.KEY_VARIANTS) <= set(r.FULL_DIGITS_VARIANTS) <= set(r.VARIANTS)
+    assert set(r.SHAPES_VARIANTS) <= set(r.VARIANTS)
+    assert r.FULL.steps > r.QUICK.steps and r.QUICK.shapes_steps == 0 < r.FULL.shapes_steps
+    ran = []
+    monkeypatch.setattr(r, "_job", lambda job: (ran.append(job[0]) or {"v": job[0]}, None))
+    monkeypatch.setenv("EOSTOK_REPRODUCE_WORKERS", "1")
+    jobs = [
+        ("e2e CE-only", 0, 0, None, 5),
+        ("two-stage", 0, 0, None, 5),
+        ("e2e + APR", 0, 0, None, 9),
+    ]
+    out = r._run_jobs(jobs)
+    assert ran == ["two-stage", "e2e + APR", "e2e CE-only"]  # two-stage first, then most steps
+    assert [row["v"] for row, _ in out] == ["e2e CE-only", "two-stage", "e2e + APR"]  # job order
+
+
+def test_every_variant_trains_one_step():
+    import eostok.reproduce as r
+    from eostok.digits_data import load_digits_images
+
+    xtr, ytr, _, _ = load_digits_images()
+    s = r.Setting(steps=1, key_seeds=(0,), n_samples=10, feature_steps=1, shapes_steps=0,
+                  batch_size=4, codebook_size=8, width=16)  # fmt: skip
+    teacher = r.train_feature_net(xtr[:32], ytr[:32], seed=1, steps=1)
+    for name in r.VARIANTS:
+        module, wall = r.train_variant(name, s, xtr, ytr, teacher, seed=0)
+        assert wall >= 0 and module.hparams.codebook_size == 8
+    m, _ = r.train_variant("e2e + APR + align, tokenizer lr x0.1", s, xtr, ytr, teacher, 0)
+    assert [g["lr"] for g in m.configure_optimizers().param_groups] == [1e-3, 1e-4]
