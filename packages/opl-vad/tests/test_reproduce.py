@@ -24,11 +24,12 @@ def test_miniature_reproduce_writes_every_table_with_joint_scores(tmp_path, monk
     pytest.importorskip("skimage")
     monkeypatch.setitem(rep.SETTINGS, "quick", TINY)
     monkeypatch.setattr(rep, "METHODS", ["none", "G-OPL+C", "LEACE"])
+    monkeypatch.setattr(rep, "HEADS", ("mil", "mgfn"))  # RTFM: in the image-variant table
     report = rep.reproduce(tmp_path, quick=True, seed=0)
     report.write()
     md = (tmp_path / "results.md").read_text()
     assert "Image variant: LFW faces" in md and "G-OPL trade-off" in md
-    assert "| leak removed |" in md and "| face MI |" in md
+    assert "| leak removed |" in md and "| face MI |" in md and "| MGFN | G-OPL+C |" in md
     data = json.loads((tmp_path / "results.json").read_text())
     tables = data["tables"] if isinstance(data, dict) and "tables" in data else data
     assert len(tables) == 4 and "what carries the face signal" in md

@@ -138,7 +138,8 @@ class FacePresenceExtractor:
     >>> import numpy as np
     >>> from skimage import data
     >>> ex = FacePresenceExtractor(frames_per_snippet=2)
-    >>> frames = [data.astronaut(), data.astronaut(), np.zeros((64, 64)), np.zeros((64, 64))]
+    >>> face = data.astronaut()[::2, ::2]           # (256, 256, 3), one frontal face
+    >>> frames = [face, face, np.zeros((64, 64)), np.zeros((64, 64))]
     >>> ex.snippet_presence(frames).tolist()
     [1.0, 0.0]
     """
