@@ -68,3 +68,13 @@ def test_lpips_without_cached_weights_names_the_download(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCH_HOME", str(tmp_path))
     with pytest.raises(RuntimeError, match="vgg16-397923af.pth"):
         require_lpips()
+
+
+def test_lpips_message_shows_a_home_cache_path_with_a_tilde(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.setattr(Path, "home", lambda: tmp_path)
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
+    with pytest.raises(RuntimeError, match="under ~/torch/hub/checkpoints") as err:
+        require_lpips()
+    assert str(tmp_path) not in str(err.value)

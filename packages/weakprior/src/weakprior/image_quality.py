@@ -84,8 +84,9 @@ def require_lpips() -> None:
         Path(os.environ.get("TORCH_HOME", Path.home() / ".cache" / "torch")) / "hub" / "checkpoints"
     )
     if not (hub / "vgg16-397923af.pth").is_file():
+        shown = f"~/{hub.relative_to(Path.home())}" if hub.is_relative_to(Path.home()) else hub
         raise RuntimeError(
-            f"LPIPS needs {LPIPS_WEIGHTS}; they are not cached under {hub} and this run is offline. "
+            f"LPIPS needs {LPIPS_WEIGHTS}; they are not cached under {shown} and this run is offline. "
             "Download them once with torchmetrics' LearnedPerceptualImagePatchSimilarity(net_type='vgg') "
             "on a machine with internet, or drop --lpips."
         )
