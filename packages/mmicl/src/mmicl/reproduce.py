@@ -292,7 +292,9 @@ def _knockout_run(s: Setting, seed: int, K: int, m: Model, width: int) -> list[d
     return knockout_table(module.model, dm.sets("test"), seed)
 
 
-def _run_job(kind: str, *args):
+def _run_job(job: tuple):
+    """Run one ``(kind, *args)`` job."""
+    kind, *args = job
     return {"stage1": _stage1_run, "stage2": _stage2_run, "stage3": _stage3_run,
             "knockout": _knockout_run}[kind](*args)  # fmt: skip
 
@@ -303,9 +305,8 @@ def _run_all(s: Setting, jobs: list[tuple], desc: str) -> list:
     if s.workers > 1 and len(jobs) > 1:
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(min(s.workers, len(jobs)), mp_context=ctx) as pool:
-            return list(progress(pool.map(_run_job, *zip(*jobs, strict=True)), desc=desc,
-                                 total=len(jobs)))  # fmt: skip
-    return [_run_job(*j) for j in progress(jobs, desc=desc, total=len(jobs))]
+            return list(progress(pool.map(_run_job, jobs), desc=desc, total=len(jobs)))
+    return [_run_job(j) for j in progress(jobs, desc=desc, total=len(jobs))]
 
 
 def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
