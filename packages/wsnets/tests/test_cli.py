@@ -89,6 +89,7 @@ def test_fit_smoke_then_edit(tmp_path, capsys, monkeypatch):
         (["make-zoo", "--out", "x", "--kind", "cifar"], "kind"),
         (["f-sweep", "--F", "[1, 0]"], "F must be >= 1"),
         (["f-sweep", "--model", "statnn"], "model must be one of"),
+        (["f-sweep", "--lr", "0"], "lr must be > 0"),
     ],
 )
 def test_bad_input_is_one_line(capsys, argv, match):

@@ -54,3 +54,35 @@ def test_reproduce_tiny(tmp_path, monkeypatch):
     for row in comm["rows"]:
         assert row["layer linear params"] == row["commutant dim"]
     assert (tmp_path / "edit_mse_vs_F.png").is_file()
+
+
+def test_reproduce_wiring_lrs_epochs_and_matched_budgets(tmp_path, monkeypatch):
+    """Without training (``fit_and_test`` stubbed): every run gets its setting's learning rate
+    and epochs, the F sweep covers every family with an equivariant head, and every F > 1
+    editor in the table has at most the F = 1 editor's parameters (matched budgets)."""
+    from wsnets.tasks import INREditor
+
+    calls = []
+
+    def fake_fit_and_test(module, datamodule, epochs):
+        calls.append((type(module).__name__, module.hparams.lr, epochs))
+        return {"test/acc": 0.5, "test/loss": 0.01, "test/psnr": 20.0, "test/r2": 0.1,
+                "test/kendall": 0.2, "s_per_epoch": 0.0, "best_epoch": 0}  # fmt: skip
+
+    tiny = rep.Setting(**{**TINY.__dict__, "seeds": (0,), "lr": 7e-3, "edit_lr": 2e-3,
+                          "epochs": 3, "edit_epochs": 4, "F_values": (1, 2, 8)})  # fmt: skip
+    monkeypatch.setattr(rep, "QUICK", tiny)
+    monkeypatch.setattr(rep, "fit_and_test", fake_fit_and_test)
+    monkeypatch.setattr(rep, "PARTIAL_EVERY", 10**6)
+    monkeypatch.setattr(rep, "commutant_dim", lambda *a: 0)  # SVDs: tested in test_commutant
+    monkeypatch.setattr(rep, "invariant_dim", lambda *a: 0)
+    report = rep.reproduce(tmp_path, quick=True)
+    edit_calls = [c for c in calls if c[0] == INREditor.__name__]
+    assert len(edit_calls) == len(rep.EDIT_MODELS) * 3
+    assert {(lr, ep) for _, lr, ep in edit_calls} == {(2e-3, 4)}
+    assert {(lr, ep) for n, lr, ep in calls if n != INREditor.__name__} == {(7e-3, 3)}
+    rows = report.tables[0].rows
+    for label in (rep.LABELS[m] for m in rep.EDIT_MODELS):
+        by_F = {r["F"]: r["params (edit)"] for r in rows if r["model"] == label}
+        assert set(by_F) == {1, 2, 8}, label
+        assert all(by_F[F] <= by_F[1] for F in (2, 8)), (label, by_F)

@@ -111,6 +111,7 @@ LABELS = {
     "nft": "NF-Transformer",
     "gmn": "GMN (neural graph)",
 }
+PARTIAL_EVERY = 6  # runs between partial reports during a long reproduce
 CHECKED = ("mlp", "mlp_aug", "canon", "statnn", "dws", "hnp", "np_pe", "nft", "gmn")
 
 
@@ -461,7 +462,9 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
             for j, (name, task) in enumerate(progress(jobs, desc=desc, total=len(jobs))):
                 run(name, task, s)
                 left = len(jobs) - j - 1
-                if left and (j + 1) % 6 == 0:  # a usable partial report during long runs
+                if (
+                    left and (j + 1) % PARTIAL_EVERY == 0
+                ):  # a usable partial report during long runs
                     emit(st.seeds[: i + 1], left).write()
             if i < len(st.seeds) - 1:
                 emit(st.seeds[: i + 1]).write()
