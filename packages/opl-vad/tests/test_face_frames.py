@@ -31,6 +31,26 @@ def test_cnn_features_shape():
     assert tr.face_basis.shape == (8, 1) and np.isclose(np.linalg.norm(tr.face_basis), 1, atol=1e-5)
 
 
+def test_features_standardised_with_training_statistics_and_crops_matched():
+    from opl_vad.face_frames import _lfw_crops
+
+    tr, enc = make_face_frame_vad(6, dim=8, n_snippets=4, frames_per_snippet=2,
+                                  encoder_epochs=1, seed=0)  # fmt: skip
+    flat = tr.features.reshape(-1, 8)
+    np.testing.assert_allclose(flat.mean(0), 0.0, atol=1e-4)
+    np.testing.assert_allclose(flat.std(0, ddof=1), 1.0, atol=1e-3)
+    te, _ = make_face_frame_vad(6, dim=8, n_snippets=4, frames_per_snippet=2, encoder=enc, seed=1)
+    raw, _ = make_face_frame_vad(6, dim=8, n_snippets=4, frames_per_snippet=2, encoder=enc,
+                                 standardize=False, seed=1)  # fmt: skip
+    expect = (raw.features - enc.feature_mean.numpy()) / enc.feature_std.numpy()
+    np.testing.assert_allclose(te.features, expect, rtol=1e-4, atol=1e-4)  # training stats
+    faces, nonfaces = _lfw_crops(12, match_intensity=True)
+    crops = np.concatenate([faces, nonfaces])
+    assert np.ptp(crops.mean(axis=(1, 2))) < 0.05  # same brightness, face or not
+    f, n = _lfw_crops(12)
+    assert f.mean() > n.mean() + 0.1  # the default rendering: faces are brighter
+
+
 @pytest.mark.slow
 def test_cnn_features_carry_face_and_anomaly():
     from sklearn.linear_model import LogisticRegression

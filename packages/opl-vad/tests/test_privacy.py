@@ -125,3 +125,31 @@ def test_video_grouped_folds_ignore_per_video_cues():
     assert grouped["face_probe_acc"] < grouped["face_chance"] + 0.1
     with pytest.raises(ValueError, match="groups has 3 entries"):
         PrivacyAudit().run(X, face, groups=videos[:3])
+
+
+def test_mlp_probe_reads_nonlinear_leakage_the_linear_probe_misses():
+    rng = np.random.default_rng(0)
+    face = rng.integers(0, 2, 600)
+    X = rng.standard_normal((600, 4))
+    X[:, 0] = np.where(face == 1, 1.0, -1.0) * np.abs(X[:, 0]) * np.sign(X[:, 1])  # XOR-like
+    lin = PrivacyAudit(folds=3).run(X, face)
+    mlp = PrivacyAudit(folds=3, probe="mlp").run(X, face)
+    assert lin["face_probe_acc"] < 0.6 < 0.8 < mlp["face_probe_acc"]
+    with pytest.raises(ValueError, match="unknown probe"):
+        PrivacyAudit(probe="rbf")
+
+
+def test_suggested_face_rank_matches_the_planted_contrast():
+    from opl_vad.face_guidance import face_contrast_basis, face_contrast_spectrum, suggest_face_rank
+
+    # no motion latent (its within-video means also differ between face-on and face-off
+    # snippets), little noise: the noisy face signal's contrast lies in the planted face code
+    d = make_planted_vad(80, 32, 48, motion_rank=0, noise_scale=0.05, seed=0)
+    share = face_contrast_spectrum(d.features, d.face_signal)
+    assert share.shape == (48,) and np.all(np.diff(share) >= -1e-12)
+    assert share[-1] == pytest.approx(1.0) and share[3] > 0.98
+    assert 1 <= suggest_face_rank(d.features, d.face_signal, energy=0.9) <= 4  # 4 planted dims
+    U = face_contrast_basis(d.features, d.face_signal, 4)  # (D, 4)
+    assert U.shape == (48, 4) and largest_angle_deg(d.face_basis, U) < 5.0
+    with pytest.raises(ValueError, match="both face-present and face-absent"):
+        face_contrast_spectrum(d.features, np.ones(d.face.shape))

@@ -75,3 +75,27 @@ def test_bad_guided_ranks_and_dimension():
         GuidedOrthogonalProjection(8, 5, 3)
     with pytest.raises(ValueError, match="does not match"):
         OrthogonalProjection(8, 2)(torch.randn(3, 7))
+
+
+def test_drop_in_in_front_of_any_head():
+    """The projection is a drop-in module: an arbitrary head behind it sees (..., D) features
+    with the removed subspace gone, and the head's loss trains the subspace."""
+    from opl_vad.projection import ProjectedHead
+
+    torch.manual_seed(0)
+    layer = GuidedOrthogonalProjection(10, 2, 2, seed=0).double()
+    seen = {}
+
+    class AnyHead(torch.nn.Module):
+        def forward(self, z):
+            seen["z"] = z
+            return z.sum(-1)
+
+    model = ProjectedHead(layer, AnyHead())
+    x = torch.randn(3, 4, 10, dtype=F64)
+    scores, out = model.forward_all(x)
+    assert scores.shape == (3, 4) and seen["z"].shape == x.shape
+    torch.testing.assert_close(seen["z"] @ layer.basis(), torch.zeros(3, 4, 4, dtype=F64),
+                               atol=1e-12, rtol=0)  # fmt: skip
+    scores.pow(2).sum().backward()
+    assert layer.W.grad is not None and float(layer.W.grad.abs().sum()) > 0

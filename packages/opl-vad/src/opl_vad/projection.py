@@ -12,6 +12,8 @@ feature). Each piece is configurable.
   subspaces are orthogonal to each other; both are removed and the face coefficients feed
   the face-presence guidance (:mod:`opl_vad.face_guidance`)
 
+- :class:`ProjectedHead`: the drop-in use, ``head((I - Q Q^T) x)`` for any head module
+
 Only the column space of ``W`` matters: ``Q Q^T`` is unchanged by the sign convention of the
 QR and by ``W -> W R`` for any invertible ``R``.
 """
@@ -23,7 +25,12 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-__all__ = ["GuidedOrthogonalProjection", "OrthogonalProjection", "ProjectionOutput"]
+__all__ = [
+    "GuidedOrthogonalProjection",
+    "OrthogonalProjection",
+    "ProjectedHead",
+    "ProjectionOutput",
+]
 
 
 class ProjectionOutput(NamedTuple):
@@ -162,3 +169,39 @@ class GuidedOrthogonalProjection(nn.Module):
         cf = c[..., self.rank_task :]
         rf = cf @ Q[:, self.rank_task :].T
         return ProjectionOutput(x - r, r, c, rf, cf)
+
+
+class ProjectedHead(nn.Module):
+    """Any head behind a projection layer: ``forward(x) = head(projection(x).z)``.
+
+    The layer is a drop-in module: the head sees features of the same shape ``(..., D)``,
+    only with the removed subspace projected out. :meth:`forward_all` also returns the
+    :class:`ProjectionOutput` (G-OPL's face coefficients feed its guidance losses).
+
+    Parameters
+    ----------
+    projection:
+        :class:`OrthogonalProjection` or :class:`GuidedOrthogonalProjection`.
+    head:
+        Any module taking ``(..., D)`` features.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from torch import nn
+    >>> head = nn.Sequential(nn.Linear(16, 1), nn.Flatten(-2))   # any scorer
+    >>> model = ProjectedHead(GuidedOrthogonalProjection(16, 2, 2), head)
+    >>> model(torch.randn(3, 5, 16)).shape                      # (B, T) snippet scores
+    torch.Size([3, 5])
+    """
+
+    def __init__(self, projection: nn.Module, head: nn.Module):
+        super().__init__()
+        self.projection, self.head = projection, head
+
+    def forward_all(self, x: torch.Tensor) -> tuple[torch.Tensor, ProjectionOutput]:
+        out = self.projection(x)
+        return self.head(out.z), out
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.forward_all(x)[0]
