@@ -104,7 +104,7 @@ def test_missing_feature_file_is_named(tmp_path, capsys):
     with pytest.raises(FileNotFoundError, match="missing_Normal.npy"):
         FeatureListDataModule.read_list(str(tmp_path / "train.list"))
     # through `opl-vad fit`: one line naming the file, non-zero exit
-    code = main(["fit", "--config", str(CONFIGS / "mil-gopl-rtfm-features.yaml"),
+    code = main(["fit", "--config", str(CONFIGS / "rtfm-gopl-contrast-features.yaml"),
                  "--data.init_args.train_list", str(tmp_path / "train.list"),
                  "--data.init_args.test_list", str(tmp_path / "train.list"),
                  "--trainer.default_root_dir", str(tmp_path)])  # fmt: skip

@@ -202,9 +202,9 @@ def make_face_frame_vad(
     Pass the ``encoder`` of the training split when building the test split. With
     ``standardize`` the snippet features are z-scored per dimension with the statistics of the
     split the encoder was trained on (stored in the encoder, reused for the test split): the
-    auto-encoder's codes have an arbitrary, small scale (mean norm ~2.5 at ``dim = 64``) under
-    which the heads' default learning rates barely move (RTFM frame AUC 0.71, MIL 0.37 on the
-    raw codes of the quick setting; 0.95 / 0.83 standardized).
+    auto-encoder's codes have an arbitrary, small scale under which the heads' default
+    learning rates barely move (``reproduce --quick``, RTFM head: frame AUC 0.711 on the raw
+    codes in the table of commit fe5cb44, 0.963 standardized).
     """
     v = render_face_videos(n_videos, n_snippets, frames_per_snippet, face_flip=face_flip,
                            match_intensity=match_intensity, seed=seed)  # fmt: skip
