@@ -74,8 +74,8 @@ def informativeness_sweep(
             f"{np.mean([c.exact == 0.0 for c in cases]):.0%} of the prefixes hold a wrong "
             f"partial sum, exact value 0). Hista {HISTA}; 'k 66 -> 6' is the reference's "
             "schedule (here one query per state: k = 66); 'planted s' appends s x [a written "
-            "partial sum is wrong] to the policy's hidden states (their norm is about 12) "
-            "before the EMA. The policy is trained further between SFT rows."
+            "partial sum is wrong] to the policy's hidden states before the EMA. The policy is "
+            "trained further between SFT rows."
         ),
     )
 
@@ -101,6 +101,12 @@ def informativeness_sweep(
         )
         done = steps
         enc = Encoder(policy)
+        norms = [
+            h.norm(dim=-1).mean() for h in enc.states([c.problem.prompt + c.source for c in cases])
+        ]
+        table.notes += (
+            f" Mean hidden-state norm after {steps} SFT steps: {float(np.mean(norms)):.1f}."
+        )
         add(steps, HistaValue(enc, HistaEstimator(**HISTA)))
         add(
             steps,
