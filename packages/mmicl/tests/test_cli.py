@@ -127,5 +127,9 @@ def test_benchmark_and_sweep(capsys):
             "--D", "8", "--N", "4", "--eval_sequences", "16"]  # fmt: skip
     assert main(args) == 0
     assert "rope" in capsys.readouterr().out
+    assert main([*args, "--positions", "[ape]", "--embedding", "concat"]) == 0  # authors' layout
+    assert "ape" in capsys.readouterr().out
     assert main(["sweep", "--Ks", "[30]", "--L", "8", "--steps", "2"]) == 2
     _one_line_error(capsys, "multiple of the label count")
+    assert main([*args, "--embedding", "concat", "--positions", "[ape]", "--d_model", "16"]) == 2
+    _one_line_error(capsys, "needs a width of at least")
