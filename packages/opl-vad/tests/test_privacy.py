@@ -129,8 +129,8 @@ def test_video_grouped_folds_ignore_per_video_cues():
 
 def test_mlp_probe_reads_nonlinear_leakage_the_linear_probe_misses():
     rng = np.random.default_rng(0)
-    face = rng.integers(0, 2, 600)
-    X = rng.standard_normal((600, 4))
+    face = rng.integers(0, 2, 300)
+    X = rng.standard_normal((300, 3))
     X[:, 0] = np.where(face == 1, 1.0, -1.0) * np.abs(X[:, 0]) * np.sign(X[:, 1])  # XOR-like
     lin = PrivacyAudit(folds=3).run(X, face)
     mlp = PrivacyAudit(folds=3, probe="mlp").run(X, face)
