@@ -66,6 +66,8 @@ class Model:
 
 
 MAX_POSITIONS = 65  # 2 * N_max + 1 one-hot slots, N_max = 32 (authors' main_stage1.py)
+# worker processes for the independent training runs (env MMICL_WORKERS; default: up to 2 CPUs)
+WORKERS = int(os.environ.get("MMICL_WORKERS") or min(2, os.cpu_count() or 1))
 
 
 def controls(D: int) -> tuple[Model, ...]:
@@ -115,20 +117,21 @@ QUICK = Setting(
     knockout_steps=400,
     digits=False,
     eval_sequences=300,
-    workers=min(2, os.cpu_count() or 1),
+    workers=WORKERS,
 )
 FULL = Setting(
     positions=("ape", "rope", "alibi"),
     Ks=(1024, 8192),
     seeds=3,
-    steps=700,
+    steps=500,
     eval_every=50,
     K2s=(4, 64),
-    stage2_steps=200,
-    knockout_steps=700,
+    stage2_steps=150,
+    knockout_steps=500,
     digits=True,
     eval_sequences=300,
-    workers=min(2, os.cpu_count() or 1),
+    linear_seeds=0,  # the linear-embedding controls are in the quick run
+    workers=WORKERS,
 )
 
 
@@ -143,7 +146,8 @@ def _seeds(s: Setting, K: int, m: Model | None = None) -> int:
 def _models(s: Setting, K: int) -> list[Model]:
     """Paper-layout decoders at every K; the controls at the largest K only."""
     paper = [Model(pos, pos) for pos in s.positions]
-    return paper + (list(controls(s.D)) if s.controls and s.Ks[-1] == K else [])
+    extra = [c for c in controls(s.D) if c.embedding == "concat" or s.linear_seeds > 0]
+    return paper + (extra if s.controls and s.Ks[-1] == K else [])
 
 
 def _onset_text(onsets: list[int | None], steps: int) -> str:
