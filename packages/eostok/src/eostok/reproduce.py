@@ -122,7 +122,7 @@ class Setting:
 QUICK = Setting(steps=120, key_seeds=(0, 1, 2), n_samples=200, feature_steps=100,
                 shapes_steps=0)  # fmt: skip
 FULL = Setting(steps=1000, key_seeds=(0,), n_samples=400, feature_steps=250,
-               shapes_steps=1000, digits_variants=FULL_DIGITS_VARIANTS)  # fmt: skip
+               shapes_steps=600, digits_variants=FULL_DIGITS_VARIANTS)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -235,6 +235,18 @@ def _job(args: tuple) -> tuple[dict, torch.Tensor | None]:
     return dict(variant=name, seed=sd, time=wall, **row), samples
 
 
+def reproduce_tables() -> tuple[str, ...]:
+    """Tables to run: ``EOSTOK_REPRODUCE_TABLES`` (comma-separated ``digits``/``shapes``) or both.
+
+    The shapes table exists in the full run only; a subset lets a run on a busy machine finish.
+    """
+    env = os.environ.get("EOSTOK_REPRODUCE_TABLES", "digits,shapes")
+    names = tuple(t.strip() for t in env.split(",") if t.strip())
+    if not names or any(t not in ("digits", "shapes") for t in names):
+        raise ValueError(f"EOSTOK_REPRODUCE_TABLES must list digits and/or shapes, got {env!r}")
+    return names
+
+
 def reproduce_workers() -> int:
     """Worker processes for the independent runs: ``EOSTOK_REPRODUCE_WORKERS`` or min(2, CPUs).
 
@@ -338,48 +350,38 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
     key_seeds = tuple(seed + k for k in s.key_seeds)
     report = Report("eostok", out)
 
-    digits = Dataset("digits", *load_digits_images(seed=seed), patch_size=4)
-    runs = [(name, seed) for name in (s.digits_variants or VARIANTS)]
-    runs += [(name, sd) for sd in key_seeds if sd != seed for name in KEY_VARIANTS]
-    tables = [
-        _prepare_table(
+    selected = reproduce_tables()
+    tables: dict[str, tuple[Table, list[tuple]]] = {}
+    if "digits" in selected:
+        digits = Dataset("digits", *load_digits_images(seed=seed), patch_size=4)
+        runs = [(name, seed) for name in (s.digits_variants or VARIANTS)]
+        runs += [(name, sd) for sd in key_seeds if sd != seed for name in KEY_VARIANTS]
+        tables["digits"] = _prepare_table(
             f"Two-stage vs end-to-end: upsampled digits 16x16, K={s.num_latent_tokens} tokens "
             f"(2D grid: 16), C={s.codebook_size} codes",
             digits, runs, s, s.steps, seed,
-        )
-    ]  # fmt: skip
-    if s.shapes_steps > 0:
+        )  # fmt: skip
+    if s.shapes_steps > 0 and "shapes" in selected:
         n_test = max(18, s.shapes_n_train // 4)
         shapes = Dataset(
             "shapes", *load_shapes_images(s.shapes_n_train, n_test, 32, seed=seed), patch_size=8
         )
-        tables.append(
-            _prepare_table(
-                f"Shapes 32x32 RGB (18 classes), K={s.num_latent_tokens} tokens, "
-                f"C={s.codebook_size} codes",
-                shapes, [(name, seed) for name in SHAPES_VARIANTS], s, s.shapes_steps, seed,
-            )
+        tables["shapes"] = _prepare_table(
+            f"Shapes 32x32 RGB (18 classes), K={s.num_latent_tokens} tokens, "
+            f"C={s.codebook_size} codes",
+            shapes, [(name, seed) for name in SHAPES_VARIANTS], s, s.shapes_steps, seed,
         )  # fmt: skip
     # one pool for the jobs of every table
-    all_jobs = [job for _, jobs in tables for job in jobs]
-    results = _run_jobs(all_jobs)
-    (table, jobs), rest = tables[0], results[len(tables[0][1]) :]
-    samples = _fill_table(table, jobs, results[: len(jobs)])
-    report.add_table(table)
-    if len(key_seeds) > 1:
-        report.add_table(_seed_summary(table, KEY_VARIANTS, key_seeds))
-    report.save_figure(
-        _grid_figure(samples, digits.geometry["num_classes"], "digits: rows = classes"),
-        "samples_digits.png",
-    )
-    if len(tables) > 1:
-        table, jobs = tables[1]
-        samples = _fill_table(table, jobs, rest)
+    results = _run_jobs([job for _, jobs in tables.values() for job in jobs])
+    for name, (table, jobs) in tables.items():
+        samples = _fill_table(table, jobs, results[: len(jobs)])
+        results = results[len(jobs) :]
         report.add_table(table)
-        report.save_figure(
-            _grid_figure(samples, shapes.geometry["num_classes"], "shapes: rows = classes"),
-            "samples_shapes.png",
-        )
+        if name == "digits" and len(key_seeds) > 1:
+            report.add_table(_seed_summary(table, KEY_VARIANTS, key_seeds))
+        data = digits if name == "digits" else shapes
+        fig = _grid_figure(samples, data.geometry["num_classes"], f"{name}: rows = classes")
+        report.save_figure(fig, f"samples_{name}.png")
     report.note(
         f"Tokenizer ViT width {s.width}, depth 2 (encoder and decoder), patch 4 (digits) / 8 "
         f"(shapes); AR prior width {s.width}, depth 2; batch {s.batch_size}; two-stage = the "
