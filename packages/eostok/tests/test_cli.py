@@ -130,3 +130,16 @@ def test_every_variant_trains_one_step():
         assert wall >= 0 and module.hparams.codebook_size == 8
     m, _ = r.train_variant("e2e + APR + align, tokenizer lr x0.1", s, xtr, ytr, teacher, 0)
     assert [g["lr"] for g in m.configure_optimizers().param_groups] == [1e-3, 1e-4]
+
+
+def test_reproduce_tables_env(monkeypatch):
+    from eostok.reproduce import reproduce_tables
+
+    monkeypatch.delenv("EOSTOK_REPRODUCE_TABLES", raising=False)
+    assert reproduce_tables() == ("digits", "shapes")
+    monkeypatch.setenv("EOSTOK_REPRODUCE_TABLES", " shapes ")
+    assert reproduce_tables() == ("shapes",)
+    for bad in ("", "cifar", "digits,mnist"):
+        monkeypatch.setenv("EOSTOK_REPRODUCE_TABLES", bad)
+        with pytest.raises(ValueError, match="EOSTOK_REPRODUCE_TABLES"):
+            reproduce_tables()
