@@ -56,6 +56,17 @@ def test_stage1_runs_are_self_seeded(tmp_path):
     assert a == b and len(a["curve"]) == 3 and (tmp_path / "a.ckpt").is_file()
 
 
+def test_models_per_class_count():
+    """Paper-layout encodings at every K; controls only at the largest K; the linear
+    controls only when they get seeds."""
+    s = dataclasses.replace(TINY, Ks=(32, 64))
+    assert [m.name for m in rep._models(s, 32)] == ["ape", "rope"]
+    assert len(rep._models(s, 64)) == 5
+    lean = dataclasses.replace(s, linear_seeds=0)
+    assert [m.name for m in rep._models(lean, 64)] == ["ape", "rope", "rope (width 98)"]
+    assert rep._seeds(s, 32) == 1 and rep._seeds(s, 64, rep.Model("x", "ape", "linear")) == 1
+
+
 def test_onset_text_marks_runs_that_never_reach_the_threshold():
     assert rep._onset_text([200, None, 350], 1000) == "200, >1000, 350"
 
