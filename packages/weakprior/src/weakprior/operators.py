@@ -213,7 +213,7 @@ def gaussian_kernel(size: int, sigma: float) -> torch.Tensor:
 class GaussianBlur(Operator):
     """Gaussian blur by circular convolution (kernel ``size``, width ``sigma``).
 
-    The paper blurs 256 px images with a 61-tap, ``sigma = 3`` kernel; at 16 px the default is
+    The paper blurs 256 px images with a 61-tap, ``sigma = 3`` kernel; at 24 px the default is
     a 5-tap, ``sigma = 1`` kernel. Circular padding makes ``A`` a circulant matrix whose
     transpose is correlation with the same (symmetric) kernel.
 
