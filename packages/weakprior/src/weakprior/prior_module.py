@@ -7,7 +7,7 @@
   ``w = 16`` gives 267 k parameters (:func:`diffusers_unet`).
 * :class:`TinyUNet` -- a hand-written two-level convolutional eps-network (``backbone="tiny"``,
   61 k parameters at ``w = 16``); kept only as a diffusers-free fallback for quick experiments
-  (about half the CPU cost per call, see the README).
+  (about 40 % of the CPU time per call; see the cost table of `reproduce`).
 * :class:`DDPMPriorModule` -- DDPM training with the eps-MSE loss
   ``E_{t, eps} || eps - eps_theta(sqrt(abar_t) x0 + sqrt(1 - abar_t) eps, t) ||^2`` on the
   1000-step linear schedule of :func:`weakprior.ddim.linear_alphas_cumprod` (identical to
