@@ -72,3 +72,33 @@ def test_editor_rejects_a_zoo_with_another_offset(tmp_path):
     )
     with pytest.raises(ValueError, match="offset"):
         trainer.fit(INREditor([2, 4, 4, 1], "dws", 3, 1, image_size=8, offset=0.0), datamodule=dm)
+
+
+def test_classifier_checkpoint_is_the_best_validation_accuracy_epoch(tmp_path, monkeypatch):
+    """Classifiers are selected by validation accuracy (DWSNets' protocol), the other tasks by
+    validation loss; the selected epoch is the one with the highest logged val/acc."""
+    import wsnets.training as training
+
+    seen = []
+
+    class Spy(training.ModelCheckpoint):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            seen.append((kw["monitor"], kw["mode"]))
+
+        def on_validation_end(self, trainer, module):
+            if not trainer.sanity_checking:
+                self.accs = getattr(self, "accs", []) + [float(trainer.callback_metrics["val/acc"])]
+            super().on_validation_end(trainer, module)
+            seen.append(self)
+
+    monkeypatch.setattr(training, "ModelCheckpoint", Spy)
+    torch.manual_seed(0)
+    dm = _digits("classify", tmp_path / "cache")
+    res = fit_and_test(INRClassifier([2, 4, 4, 1], "gmn", 4, 1, n_classes=10, lr=1e-2), dm, 4)
+    assert seen[0] == ("val/acc", "max")
+    accs = seen[-1].accs
+    assert res["best_epoch"] == accs.index(max(accs))
+    assert len(accs) == 4
+    assert getattr(WeightRegressor, "selection", ("val/loss", "min")) == ("val/loss", "min")
+    assert getattr(INREditor, "selection", ("val/loss", "min")) == ("val/loss", "min")

@@ -122,6 +122,8 @@ class INRClassifier(WeightSpaceTask):
     torch.Size([2, 3])
     """
 
+    selection = ("val/acc", "max")  # checkpoint selection (DWSNets: best validation accuracy)
+
     def __init__(
         self,
         arch: Sequence[int] = (2, 16, 16, 1),
