@@ -381,9 +381,13 @@ def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
             f">{s.steps} = not within the budget; onset mean / sd over the seeds that reached "
             "it. threshold K* = the smallest K of the sweep whose final IC accuracy (mean over "
             f"seeds) reaches {ONSET} after {s.steps} steps (paper-layout rows; '-' = none). "
-            "Controls: rope at the paper-layout ape width (extra channels start at zero), and "
-            "ape / rope behind a learned linear input embedding (d_model 64; ape a learned "
-            "position embedding added to it, N(0, 0.02) initialisation)."
+            "Controls: rope at the paper-layout ape width (extra channels start at zero)"
+            + (
+                ", and ape / rope behind a learned linear input embedding (d_model 64; ape a "
+                "learned position embedding added to it, N(0, 0.02) initialisation)."
+                if s.linear_seeds > 0
+                else "."
+            )
         ),
     )  # fmt: skip
     for m in _models(s, K_top):
