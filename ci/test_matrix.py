@@ -5,7 +5,9 @@
 For each member: ``uv run --locked --package NAME --exact --all-extras --group dev
 python -m pytest <member>/tests <member>/src --doctest-modules``, so a
 dependency the member forgot to declare fails its tests. Members run one after
-the other (pytest-xdist is slower than serial on 2 cores). Prints a table
+the other (pytest-xdist is slower than serial on 2 cores). Then ``registry``: the package
+contract generated over every installed package (``ci/test_registry.py``) and ``icml26
+readme --check``, in one environment holding every member. Prints a table
 (package, passed, failed, skipped, seconds) and the closing line
 ``N passed, M failed``; exits non-zero if anything failed. Standard library only.
 """
@@ -65,10 +67,33 @@ def run_member(name: str, path: Path, junit: Path) -> tuple[int, int, int, float
     return passed, failed, skipped, seconds, code
 
 
+REGISTRY = "registry"
+
+
+def run_registry(junit: Path) -> tuple[int, int, int, float, int]:
+    """The generated package contract over every member, and the README result blocks."""
+    env = ["uv", "run", "--locked", "--all-packages", "--exact", "--all-extras", "--group", "dev"]
+    print(f"\n=== {REGISTRY}: icml26 readme --check; pytest ci/test_registry.py", flush=True)
+    start = time.perf_counter()
+    readme = subprocess.run([*env, "icml26", "readme", "--check"], cwd=ROOT, check=False)
+    cmd = [*env, "python", "-m", "pytest", "ci/test_registry.py", "-q", "-p", "no:cacheprovider",
+           f"--junitxml={junit}"]  # fmt: skip
+    code = subprocess.run(cmd, cwd=ROOT, check=False).returncode
+    seconds = time.perf_counter() - start
+    passed, failed, skipped = counts(junit) if junit.exists() else (0, 1, 0)
+    if code != 0 and failed == 0:
+        failed = 1
+    if readme.returncode != 0:
+        failed += 1  # the README check is one more test
+    else:
+        passed += 1
+    return passed, failed, skipped, seconds, code
+
+
 def main(argv: list[str]) -> int:
     found = members()
-    chosen = argv or list(found)
-    unknown = [n for n in chosen if n not in found]
+    chosen = argv or [*found, REGISTRY]
+    unknown = [n for n in chosen if n not in found and n != REGISTRY]
     if unknown:
         print(f"ci/test.sh: unknown member(s) {', '.join(unknown)}; members: {', '.join(found)}")
         return 2
@@ -77,7 +102,10 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for name in chosen:
             junit = Path(tmp) / f"{name}.xml"
-            rows.append((name, *run_member(name, found[name], junit)))
+            if name == REGISTRY:
+                rows.append((name, *run_registry(junit)))
+            else:
+                rows.append((name, *run_member(name, found[name], junit)))
     width = max(len(r[0]) for r in rows) + 2
     print(f"\n{'package'.ljust(width)}{'passed':>8}{'failed':>8}{'skipped':>9}{'seconds':>9}")
     for name, passed, failed, skipped, seconds, _ in rows:

@@ -122,13 +122,6 @@ def test_fit_print_config_is_seeded(cli, capsys):
     assert "seed_everything: 0" in out and "lr: 0.1" in out
 
 
-def test_reproduce_unwritable_out(cli, tmp_path, capsys):
-    blocker = tmp_path / "file"
-    blocker.write_text("x")
-    assert cli.main(["reproduce", "--quick", "--out", str(blocker / "sub")]) == 2
-    assert "not writable" in capsys.readouterr().err
-
-
 def test_extra_commands_may_not_shadow_builtins():
     with pytest.raises(ValueError, match="may not be named"):
         PaperCLI(PAPER, commands={"reproduce": scale})

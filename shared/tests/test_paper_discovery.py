@@ -12,29 +12,31 @@ from icml26_shared.paper import Paper, discover_papers
 TOY = """
 from pathlib import Path
 
+from icml26_shared.experiment import Experiment, Section, SectionResult
 from icml26_shared.paper import Paper
-from icml26_shared.results import Report, Table
+from icml26_shared.results import Table
 
 PAPER = Paper(name="{name}", title="Toy paper {name}", cli="{name}", import_name="{mod}",
-              summary="toy", reproduce="{mod}:reproduce")
+              summary="toy", reproduce="{mod}:EXPERIMENT")
 NOT_A_PAPER = 42
 
 
-def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
+def toy_section(setting, seed):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     if "{name}" == "toy-broken":
         raise RuntimeError("this toy package always fails")
-    report = Report("{name}", out)
-    t = Table("Toy table", ["quick", "seed", "value"])
-    t.add_row(quick=quick, seed=seed, value=1.5)
-    report.add_table(t)
+    t = Table("Toy table", ["scale", "seed", "value"])
+    t.add_row(scale=setting["scale"], seed=seed, value=1.5)
     fig, ax = plt.subplots()
     ax.plot([0, 1])
-    report.save_figure(fig, "toy-plot")
-    return report
+    return SectionResult(tables=[t], figures={{"toy-plot.png": fig}})
+
+
+EXPERIMENT = Experiment("{name}", [Section("toy", toy_section)],
+                        config_dir=Path(__file__).parent / "{mod}_presets")
 """
 
 
@@ -42,6 +44,10 @@ def install_fake(tmp_path, name: str, value: str | None = None) -> None:
     """Write a module and a ``.dist-info`` with an ``icml26.packages`` entry point."""
     mod = name.replace("-", "_")
     (tmp_path / f"{mod}.py").write_text(TOY.format(name=name, mod=mod))
+    presets = tmp_path / f"{mod}_presets"
+    presets.mkdir()
+    for preset in ("quick", "full", "paper"):
+        (presets / f"{preset}.yaml").write_text(f"scale: {preset}\n")
     info = tmp_path / f"{mod}-0.3.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.3.1\n")
@@ -69,7 +75,7 @@ def test_discovery_finds_fake_package(fake_site):
     paper = papers["toy-a"]
     assert isinstance(paper, Paper)
     assert paper.version == "0.3.1"
-    assert paper.reproduce_target == ("toy_a", "reproduce")
+    assert paper.reproduce_target == ("toy_a", "EXPERIMENT")
 
 
 def test_broken_entry_points_are_reported(fake_site):
@@ -115,7 +121,8 @@ def test_umbrella_reproduce_writes_report(fake_site, tmp_path, capsys):
     report = (out / "REPORT.md").read_text()
     assert "| toy-a | 0.3.1 | ok |" in report
     assert "| toy-broken | 0.3.1 | failed (exit 1) |" in report
-    assert "### Toy table" in report and "| True | 0 | 1.5 |" in report
+    assert "#### Toy table" in report and "| quick | 0 | 1.5 |" in report
+    assert "## toy-a" in report and "### toy" in report  # package, section, table levels
     assert "![toy-plot](toy-a/toy-plot.png)" in report
     assert (out / "toy-a" / "toy-plot.png").exists()
     assert (out / "toy-a" / "results.json").exists()

@@ -4,22 +4,6 @@ import json
 
 import pytest
 from anytime_hoeffding.cli import main
-from anytime_hoeffding.paper import PAPER
-
-
-def test_help_lists_commands(capsys):
-    assert main(["--help"]) == 0
-    out = capsys.readouterr().out
-    for cmd in ("fit", "validate", "test", "predict", "reproduce", "benchmark", "null-check",
-                "evaluate", "inspect"):  # fmt: skip
-        assert cmd in out
-    assert PAPER.title in out
-
-
-def test_unknown_command_exits_2(capsys):
-    assert main(["no-such-command"]) == 2
-    err = capsys.readouterr().err
-    assert "unknown command" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize(

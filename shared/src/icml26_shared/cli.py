@@ -8,8 +8,15 @@ with a docstring; jsonargparse turns its signature into options, so it takes
 ``--config file.yaml`` and ``--print_config`` like the Lightning ones. All of
 them appear in ``<pkg> --help``.
 
-Bad input (:class:`UsageError`, ``ValueError``, a missing or unwritable file)
-becomes one line on standard error and exit code 2, never a stack trace.
+Bad input (:class:`UsageError`, ``ValueError``, a missing or unwritable file, a
+jsonargparse or LightningCLI parse error) becomes one line on standard error and exit code
+2, never a stack trace.
+
+Start-up is cheap: the model, datamodule and command functions may be given as
+``"module:attribute"`` strings. ``<pkg> --help`` then reads the commands' one-line summaries
+from their source files without importing them, an unknown command fails at once, and
+only the command that runs imports what it needs (``lightning`` only for
+``fit/validate/test/predict`` and the commands that train).
 
 Example, in a package's ``cli.py``::
 
@@ -17,12 +24,16 @@ Example, in a package's ``cli.py``::
     from .paper import PAPER
 
     def main(args=None):
-        return PaperCLI(PAPER, model_class=MyModule, datamodule_class=MyData,
-                        commands={"benchmark": benchmark}).main(args)
+        return PaperCLI(PAPER, model_class="my_paper.lightning:MyModule",
+                        datamodule_class="my_paper.lightning:MyData",
+                        commands={"benchmark": "my_paper.commands:benchmark"}).main(args)
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
+import importlib.util
 import inspect
 import os
 import sys
@@ -39,7 +50,7 @@ LIGHTNING_COMMANDS = {
     "test": "Evaluate on the test set (Lightning Trainer.test).",
     "predict": "Run inference (Lightning Trainer.predict).",
 }
-REPRODUCE_HELP = "Regenerate the paper's headline comparison offline (--quick: about a minute)."
+REPRODUCE_HELP = "Regenerate the paper's headline comparison offline (--preset quick|full|paper)."
 EXIT_USAGE = 2
 
 # jsonargparse >= 4.49 emits deprecation warnings from lightning's own cli.py
@@ -85,8 +96,41 @@ def load_checkpoint(module_class: type, checkpoint: str | Path, *, what: str = "
     return module.eval()
 
 
-def _first_line(fn: Callable) -> str:
-    doc = inspect.getdoc(fn) or ""
+Target = str | Callable[..., Any] | type
+
+
+def resolve(target: Target) -> Any:
+    """Import a ``"module:attribute"`` target (objects are returned as they are)."""
+    if not isinstance(target, str):
+        return target
+    module, sep, attr = target.partition(":")
+    if not sep:
+        raise ValueError(f"target {target!r} must be 'module:attribute'")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _first_line(target: Target) -> str:
+    """First docstring line of a callable or of a ``"module:attribute"`` target.
+
+    A string target is read from its source file with :mod:`ast`, without importing it.
+    """
+    if isinstance(target, str):
+        module, _, attr = target.partition(":")
+        doc = ""
+        spec = importlib.util.find_spec(module)
+        if spec is not None and spec.origin and spec.origin.endswith(".py"):
+            tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+            for node in tree.body:
+                if (
+                    isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+                    and node.name == attr
+                ):
+                    doc = ast.get_docstring(node) or ""
+                    break
+            else:
+                raise ValueError(f"{spec.origin} defines no function or class {attr!r}")
+    else:
+        doc = inspect.getdoc(target) or ""
     return doc.strip().splitlines()[0] if doc.strip() else ""
 
 
@@ -98,11 +142,12 @@ class PaperCLI:
     paper:
         The package's :class:`~icml26_shared.paper.Paper`.
     model_class, datamodule_class:
-        LightningModule / LightningDataModule classes for ``fit/validate/test/predict``
-        (omit both for a package without a trainable part).
+        LightningModule / LightningDataModule classes (or ``"module:Class"`` strings, imported
+        only when a Lightning command runs) for ``fit/validate/test/predict`` (omit both for a
+        package without a trainable part).
     commands:
-        Extra subcommands, ``{name: function}``; each function's typed signature
-        becomes its options and the first docstring line its help.
+        Extra subcommands, ``{name: function or "module:function"}``; each function's typed
+        signature becomes its options and the first docstring line its help.
     subclass_mode_model, subclass_mode_data:
         Passed to LightningCLI (configs then use ``class_path`` / ``init_args``).
     trainer_defaults:
@@ -114,9 +159,9 @@ class PaperCLI:
     def __init__(
         self,
         paper: Paper,
-        model_class: type | None = None,
-        datamodule_class: type | None = None,
-        commands: Mapping[str, Callable[..., Any]] | None = None,
+        model_class: type | str | None = None,
+        datamodule_class: type | str | None = None,
+        commands: Mapping[str, Target] | None = None,
         subclass_mode_model: bool = False,
         subclass_mode_data: bool = False,
         trainer_defaults: Mapping[str, Any] | None = None,
@@ -195,11 +240,13 @@ class PaperCLI:
         try:
             if name in LIGHTNING_COMMANDS:
                 # args=None lets LightningCLI read sys.argv itself (it warns when given both)
-                self._run_lightning(None if args is None else [name, *rest])
+                self._run_lightning(name, None if args is None else [name, *rest])
             elif name == "reproduce":
-                self._run_function("reproduce", reproduce_command, rest, paper=self.paper)
+                from .reproduce import reproduce_command
+
+                reproduce_command(self.paper, rest)
             else:
-                self._run_function(name, self.commands[name], rest)
+                self._run_function(name, resolve(self.commands[name]), rest)
         except SystemExit as exc:  # argparse / jsonargparse already printed their message
             return (
                 exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
@@ -211,21 +258,28 @@ class PaperCLI:
             return self.error(str(exc) or type(exc).__name__)
         return 0
 
-    def _run_lightning(self, args: list[str] | None) -> None:
+    def _run_lightning(self, name: str, args: list[str] | None) -> None:
+        from jsonargparse import ArgumentError
         from lightning.pytorch.cli import LightningCLI
 
+        from .trainer import silence_lightning_chatter
+
+        silence_lightning_chatter()
         defaults = {"enable_progress_bar": progress_enabled(), **self.trainer_defaults}
-        LightningCLI(
-            self.model_class,
-            self.datamodule_class,
-            subclass_mode_model=self.subclass_mode_model,
-            subclass_mode_data=self.subclass_mode_data,
-            seed_everything_default=self.seed,
-            save_config_kwargs={"overwrite": True},
-            trainer_defaults=defaults,
-            parser_kwargs={"prog": self.prog},
-            args=args,
-        )
+        try:
+            LightningCLI(
+                resolve(self.model_class),
+                resolve(self.datamodule_class) if self.datamodule_class is not None else None,
+                subclass_mode_model=self.subclass_mode_model,
+                subclass_mode_data=self.subclass_mode_data,
+                seed_everything_default=self.seed,
+                save_config_kwargs={"overwrite": True},
+                trainer_defaults=defaults,
+                parser_kwargs={"prog": self.prog, "exit_on_error": False},
+                args=args,
+            )
+        except ArgumentError as exc:  # one line instead of usage + a multi-line message
+            raise UsageError(f"{name}: {_condense(exc)} (see: {self.prog} {name} --help)") from None
 
     def _run_function(
         self, name: str, fn: Callable[..., Any], rest: list[str], **bound: Any
@@ -242,11 +296,17 @@ class PaperCLI:
         try:
             cfg = parser.parse_args(_bare_flags_to_true(fn, rest))
         except ArgumentError as exc:  # one line instead of usage + a multi-line message
-            detail = " ".join(str(exc).split())
-            raise UsageError(f"{name}: {detail} (see: {self.prog} {name} --help)") from None
+            raise UsageError(f"{name}: {_condense(exc)} (see: {self.prog} {name} --help)") from None
         init = parser.instantiate_classes(cfg)
         kwargs = {k: v for k, v in init.items() if k not in {"config", "__path__"}}
         return fn(**bound, **kwargs)
+
+
+def _condense(exc: BaseException) -> str:
+    """A jsonargparse message on one line, without its nested usage dumps."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    kept = [ln for ln in lines if not ln.startswith(("usage:", "- ", "Given value"))]
+    return " ".join(kept or lines[:1])
 
 
 def _bare_flags_to_true(fn: Callable[..., Any], rest: list[str]) -> list[str]:
@@ -263,22 +323,3 @@ def _bare_flags_to_true(fn: Callable[..., Any], rest: list[str]) -> list[str]:
         if tok in flags and (nxt is None or nxt.startswith("-")):
             out.append("true")
     return out
-
-
-def reproduce_command(
-    paper: Paper, out: Path | None = None, quick: bool = False, seed: int = 0
-) -> None:
-    """Regenerate the paper's headline comparison offline and write JSON, Markdown and PNG.
-
-    Args:
-        paper: The package (bound by the CLI, not an option).
-        out: Output folder (default: ``results/<package>`` in the current folder).
-        quick: Reduced run of about a minute on a 2-core CPU.
-        seed: Seed for every random generator.
-    """
-    from .reproduce import run_reproduce
-
-    out = Path(out) if out is not None else Path("results") / paper.name
-    report = run_reproduce(paper, out, quick=quick, seed=seed)
-    print(report.to_markdown())
-    print(f"wrote {out / 'results.json'}, {out / 'results.md'} and {len(report.figures)} figure(s)")

@@ -18,7 +18,7 @@ ENTRY_POINT_GROUP = "icml26.packages"
 
 @dataclass(frozen=True)
 class Paper:
-    """Who a paper package is: its names, its paper and its reproduce function.
+    """Who a paper package is: its names, its paper and its reproduce experiment.
 
     Parameters
     ----------
@@ -35,8 +35,8 @@ class Paper:
     url:
         Link to the paper (or its official code).
     reproduce:
-        ``"module:function"`` of the package's reproduce function, with the
-        signature ``reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report``.
+        ``"module:attribute"`` of the package's
+        :class:`~icml26_shared.experiment.Experiment` (``"my_paper.reproduce:EXPERIMENT"``).
         Kept as a string so that reading the metadata imports nothing.
 
     Examples
@@ -66,7 +66,7 @@ class Paper:
         return module, attr
 
     def load_reproduce(self) -> Callable:
-        """Import and return the reproduce function."""
+        """Import and return the reproduce target (an ``Experiment``)."""
         module, attr = self.reproduce_target
         return getattr(importlib.import_module(module), attr)
 

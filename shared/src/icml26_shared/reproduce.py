@@ -1,69 +1,130 @@
-"""The reproduce contract: ``<pkg> reproduce [--quick] [--out DIR] [--seed N]``.
+"""The reproduce command: ``<pkg> reproduce [--preset quick|full|paper] [--config FILE]...
+[--sections a,b] [--out DIR] [--seed N]`` (``--quick`` is ``--preset quick``).
 
-A paper package provides ``reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report``
-(named by :attr:`Paper.reproduce`). It runs the paper's headline comparison,
-anchors included, on data it generates or ships, with no network; ``quick``
-takes about a minute on a 2-core CPU, the full run at most about 20 minutes.
-:func:`run_reproduce` wraps it: it checks the output folder before any work,
-seeds every generator, times the run, records the environment, and writes
-``results.json`` / ``results.md`` atomically.
+A paper package declares its headline comparison as an
+:class:`~icml26_shared.experiment.Experiment` (named by :attr:`Paper.reproduce`,
+``"pkg.reproduce:EXPERIMENT"``) with presets in ``configs/reproduce/``. :func:`run_reproduce`
+checks the output folder before any work, runs the experiment (seeding, timing and writing
+atomically after each section), and records the environment with the results.
 
-``python -m icml26_shared.reproduce NAME --out DIR [--quick]`` runs one
-installed package in a fresh process; the umbrella command uses it.
+``python -m icml26_shared.reproduce NAME --out DIR [--preset P]`` runs one installed package
+in a fresh process; the umbrella command ``icml26 reproduce`` uses it.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import time
+from collections.abc import Sequence
 from pathlib import Path
 
+from .experiment import PRESETS, Experiment, SettingError
 from .paper import Paper, discover_papers
 from .results import Report, ensure_writable_dir, environment_metadata
 
-
-def seed_everything(seed: int) -> None:
-    """Seed Python, NumPy and torch (and CUDA when present) with ``seed``."""
-    import random
-
-    import numpy as np
-
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - torch is a dependency of the workspace
-        return
-    torch.manual_seed(seed)
+EXIT_USAGE = 2
 
 
-def run_reproduce(paper: Paper, out: str | Path, quick: bool = False, seed: int = 0) -> Report:
-    """Run ``paper``'s reproduce function and write its report into ``out``."""
-    out = ensure_writable_dir(out)
-    fn = paper.load_reproduce()
-    seed_everything(seed)
-    start = time.perf_counter()
-    report = fn(out=out, quick=quick, seed=seed)
-    wall = time.perf_counter() - start
-    if not isinstance(report, Report):
+def load_experiment(paper: Paper) -> Experiment:
+    """Import the package's :class:`Experiment` (``Paper.reproduce``)."""
+    target = paper.load_reproduce()
+    if not isinstance(target, Experiment):
         raise TypeError(
-            f"{paper.reproduce} returned {type(report).__name__}; it must return an icml26_shared Report"
+            f"{paper.reproduce} is a {type(target).__name__}, not an icml26_shared Experiment"
         )
-    if report.out_dir.resolve() != out.resolve():
-        raise ValueError(
-            f"{paper.reproduce} wrote its report to {report.out_dir}, not to --out {out}"
-        )
+    return target
+
+
+def run_reproduce(
+    paper: Paper,
+    out: str | Path,
+    preset: str = "quick",
+    overrides: Sequence[str | Path] = (),
+    sections: Sequence[str] | None = None,
+    seed: int = 0,
+    log: bool = True,
+) -> Report:
+    """Run ``paper``'s experiment with ``preset`` (plus override files) into ``out``."""
+    experiment = load_experiment(paper)
+    experiment.load_setting(preset, overrides)  # a bad preset or override fails before any work
+    out = ensure_writable_dir(out)
+    from .progress import quiet_lightning
+
+    with quiet_lightning():
+        report = experiment.run(out, preset, overrides, sections, seed=seed, log=log)
     report.metadata.update(environment_metadata([paper.name]))
-    report.metadata.update(
-        package=paper.name,
-        version=paper.version,
-        seed=seed,
-        quick=quick,
-        wall_time_s=round(wall, 2),
-    )
-    report.write()
+    report.metadata.update(package=paper.name, version=paper.version)
+    report.write(order=[s.name for s in experiment.sections])
     return report
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting (for one-line errors)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise argparse.ArgumentError(None, message)
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=prog,
+        description="Regenerate the paper's headline comparison offline and write results.json, "
+        "results.md and PNG figures. Presets live in the package's configs/reproduce/: quick "
+        "(about a minute on 2 CPU cores), full (at most about 20 minutes), paper (the paper's "
+        "own scale, for a GPU).",
+        exit_on_error=False,
+    )
+    parser.add_argument("--preset", choices=PRESETS, default=None, help="settings preset")
+    parser.add_argument("--quick", action="store_true", help="alias of --preset quick")
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="YAML file deep-merged over the preset (repeatable)",
+    )
+    parser.add_argument(
+        "--sections", default=None, help="comma-separated section names (default: all)"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, help="output folder (default: results/<pkg>/<preset>)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="base seed")
+    parser.add_argument(
+        "--list", action="store_true", help="list the sections and their claims, run nothing"
+    )
+    return parser
+
+
+def reproduce_command(paper: Paper, argv: Sequence[str]) -> int:
+    """``<pkg> reproduce ...``: parse ``argv``, run, print the report. Errors raise."""
+    from .cli import UsageError
+
+    parser = _parser(f"{paper.cli} reproduce")
+    try:
+        ns = parser.parse_args(list(argv))
+    except argparse.ArgumentError as exc:
+        raise UsageError(f"reproduce: {exc} (see: {paper.cli} reproduce --help)") from None
+    if ns.quick and ns.preset not in (None, "quick"):
+        raise UsageError(f"reproduce: --quick contradicts --preset {ns.preset}")
+    preset = ns.preset or "quick"
+    try:
+        experiment = load_experiment(paper)
+        if ns.list:
+            for s in experiment.sections:
+                print(f"{s.name}: {s.claim}")
+            return 0
+        sections = [s.strip() for s in ns.sections.split(",") if s.strip()] if ns.sections else None
+        for name in sections or []:
+            experiment.section(name)
+        out = ns.out if ns.out is not None else Path("results") / paper.name / preset
+        report = run_reproduce(paper, out, preset, ns.config, sections, seed=ns.seed)
+    except SettingError as exc:
+        raise UsageError(str(exc)) from None
+    print(report.to_markdown())
+    figures = len(report.figures) + sum(len(s.figures) for s in report.sections.values())
+    print(f"wrote {out / 'results.json'}, {out / 'results.md'} and {figures} figure(s)")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,17 +133,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("name")
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--preset", choices=PRESETS, default="quick")
     parser.add_argument("--seed", type=int, default=0)
     ns = parser.parse_args(argv)
     papers = discover_papers(broken={})
     if ns.name not in papers:
         parser.error(f"unknown package {ns.name!r}; installed: {', '.join(papers) or 'none'}")
     try:
-        report = run_reproduce(papers[ns.name], ns.out, quick=ns.quick, seed=ns.seed)
-    except (OSError, ValueError) as exc:
+        report = run_reproduce(papers[ns.name], ns.out, preset=ns.preset, seed=ns.seed)
+    except (OSError, ValueError, TypeError) as exc:
         print(f"{ns.name} reproduce: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     print(report.to_markdown())
     return 0
 

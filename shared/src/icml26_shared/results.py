@@ -36,11 +36,18 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual 0644
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
@@ -183,9 +190,9 @@ class Table:
         unit = self.units.get(name) if self.units else None
         return f"{name} ({unit})" if unit else name
 
-    def to_markdown(self) -> str:
-        """Render as a GitHub-flavoured Markdown table with a ``###`` heading."""
-        lines = [f"### {self.title}", ""]
+    def to_markdown(self, level: int = 3) -> str:
+        """Render as a GitHub-flavoured Markdown table under a heading of ``level`` (``###``)."""
+        lines = [f"{'#' * level} {self.title}", ""]
         lines.append("| " + " | ".join(self.header(c) for c in self.columns) + " |")
         lines.append("|" + "---|" * len(self.columns))
         for row in self.rows:
@@ -244,8 +251,68 @@ def environment_metadata(packages: Iterable[str] = ()) -> dict[str, Any]:
 
 
 @dataclass
+class ReportSection:
+    """One section of a report: a paper claim, its tables, figures, notes and timing."""
+
+    name: str
+    claim: str = ""
+    tables: list[Table] = field(default_factory=list)
+    figures: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    timing: dict[str, float] = field(default_factory=dict)
+
+    def to_markdown(self, heading_level: int = 2, figure_prefix: str = "") -> str:
+        """The section as Markdown: heading, claim, tables, figures, notes, timing."""
+        lines = [f"{'#' * heading_level} {self.name}", ""]
+        lines += self.body_lines(heading_level + 1, figure_prefix)
+        return "\n".join(lines).rstrip() + "\n"
+
+    def body_lines(self, table_level: int = 3, figure_prefix: str = "") -> list[str]:
+        lines: list[str] = []
+        if self.claim:
+            lines += [f"Claim: {self.claim}", ""]
+        for table in self.tables:
+            lines += [table.to_markdown(level=table_level), ""]
+        for name in self.figures:
+            lines += [f"![{Path(name).stem}]({figure_prefix}{name})", ""]
+        for note in self.notes:
+            lines += [note, ""]
+        if self.timing:
+            lines += [
+                f"_wall {self.timing.get('wall_s', 0):.1f} s, CPU {self.timing.get('cpu_s', 0):.1f} s_",
+                "",
+            ]
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "claim": self.claim,
+            "tables": [t.to_dict() for t in self.tables],
+            "figures": list(self.figures),
+            "notes": list(self.notes),
+            "timing": _jsonable(self.timing),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ReportSection:
+        return cls(
+            name=data["name"],
+            claim=data.get("claim", ""),
+            tables=[Table.from_dict(t) for t in data.get("tables", [])],
+            figures=list(data.get("figures", [])),
+            notes=list(data.get("notes", [])),
+            timing=dict(data.get("timing", {})),
+        )
+
+
+@dataclass
 class Report:
-    """Everything one ``reproduce`` run produced: tables, figures, notes, metadata.
+    """Everything one ``reproduce`` run produced: sections of tables, figures, notes, metadata.
+
+    Tables live in named sections (:meth:`add_section`, one per paper claim, as the
+    :mod:`icml26_shared.experiment` runner writes them); :meth:`add_table` keeps a table
+    outside any section.
 
     Parameters
     ----------
@@ -259,9 +326,12 @@ class Report:
     >>> import tempfile
     >>> out = tempfile.mkdtemp()
     >>> r = Report("toy", out)
-    >>> t = Table("T", ["a"]); t.add_row(a=1); _ = r.add_table(t)
+    >>> t = Table("T", ["a"]); t.add_row(a=1)
+    >>> _ = r.add_section("main", claim="a is one", tables=[t])
     >>> sorted(p.name for p in r.write())
     ['results.json', 'results.md']
+    >>> Report.read(out).sections["main"].tables[0].rows
+    [{'a': 1}]
     """
 
     package: str
@@ -270,19 +340,38 @@ class Report:
     figures: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    sections: dict[str, ReportSection] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.out_dir = Path(self.out_dir)
 
     def add_table(self, table: Table) -> Table:
+        """Add a table outside any section."""
         self.tables.append(table)
         return table
+
+    def add_section(
+        self,
+        name: str,
+        claim: str = "",
+        tables: Sequence[Table] = (),
+        notes: Sequence[str] = (),
+        timing: Mapping[str, float] | None = None,
+    ) -> ReportSection:
+        """Add (or replace) the section ``name``."""
+        section = ReportSection(name, claim, list(tables), [], list(notes), dict(timing or {}))
+        self.sections[name] = section
+        return section
+
+    def all_tables(self) -> list[Table]:
+        """Every table: those outside sections first, then each section's in order."""
+        return [*self.tables, *(t for s in self.sections.values() for t in s.tables)]
 
     def note(self, text: str) -> None:
         """Add a paragraph printed after the tables (setting, caveats)."""
         self.notes.append(text)
 
-    def save_figure(self, fig: Any, name: str, dpi: int = 120) -> Path:
+    def save_figure(self, fig: Any, name: str, dpi: int = 120, section: str | None = None) -> Path:
         """Save a matplotlib figure atomically as ``out_dir/name`` (PNG) and close it."""
         import io
 
@@ -294,31 +383,37 @@ class Report:
         fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
         plt.close(fig)
         path = atomic_write_bytes(self.out_dir / name, buf.getvalue())
-        if path not in self.figures:
+        if section is not None:
+            if name not in self.sections[section].figures:
+                self.sections[section].figures.append(name)
+        elif path not in self.figures:
             self.figures.append(path)
         return path
 
-    def to_markdown(self, heading_level: int = 2, figure_prefix: str = "") -> str:
-        """Render tables, figures (as relative image links) and notes."""
-        hashes = "#" * heading_level
-        lines = [f"{hashes} {self.package}", ""]
+    def to_markdown(self, heading_level: int = 1, figure_prefix: str = "") -> str:
+        """Render tables, sections, figures (as relative image links), notes and metadata."""
+        lines = [f"{'#' * heading_level} {self.package}", ""]
         for table in self.tables:
-            lines += [table.to_markdown(), ""]
+            lines += [table.to_markdown(level=heading_level + 1), ""]
         for fig in self.figures:
             lines += [f"![{fig.stem}]({figure_prefix}{fig.name})", ""]
+        for section in self.sections.values():
+            lines += [section.to_markdown(heading_level + 1, figure_prefix), ""]
         for note in self.notes:
             lines += [note, ""]
         meta = self.metadata
         if meta:
             bits = [f"seed {meta['seed']}" if "seed" in meta else None]
+            if "preset" in meta:
+                bits.append(f"preset {meta['preset']}")
+            elif "quick" in meta:
+                bits.append("quick run" if meta["quick"] else "full run")
             if "wall_time_s" in meta:
                 bits.append(f"wall time {meta['wall_time_s']:.1f} s")
             if "device" in meta:
                 bits.append(f"device {meta['device']}")
             if "cpu_count" in meta:
                 bits.append(f"{meta['cpu_count']} CPUs")
-            if "quick" in meta:
-                bits.append("quick run" if meta["quick"] else "full run")
             lines += ["_" + ", ".join(b for b in bits if b) + "_", ""]
         return "\n".join(lines).rstrip() + "\n"
 
@@ -326,13 +421,22 @@ class Report:
         return {
             "package": self.package,
             "tables": [t.to_dict() for t in self.tables],
+            "sections": [s.to_dict() for s in self.sections.values()],
             "figures": [f.name for f in self.figures],
             "notes": list(self.notes),
             "metadata": _jsonable(self.metadata),
         }
 
-    def write(self) -> list[Path]:
-        """Write ``results.json`` and ``results.md`` into ``out_dir``; return their paths."""
+    def write(self, order: Sequence[str] | None = None) -> list[Path]:
+        """Write ``results.json`` and ``results.md`` into ``out_dir``; return their paths.
+
+        ``order``: section names in report order (sections not named keep theirs, after).
+        """
+        if order is not None:
+            rank = {name: i for i, name in enumerate(order)}
+            self.sections = dict(
+                sorted(self.sections.items(), key=lambda kv: rank.get(kv[0], len(rank)))
+            )
         json_path = atomic_write_text(
             self.out_dir / "results.json", json.dumps(self.to_dict(), indent=2) + "\n"
         )
@@ -345,8 +449,9 @@ class Report:
         out_dir = Path(out_dir)
         data = json.loads((out_dir / "results.json").read_text(encoding="utf-8"))
         report = cls(data["package"], out_dir)
-        report.tables = [Table.from_dict(t) for t in data["tables"]]
-        report.figures = [out_dir / name for name in data["figures"]]
-        report.notes = list(data["notes"])
-        report.metadata = dict(data["metadata"])
+        report.tables = [Table.from_dict(t) for t in data.get("tables", [])]
+        report.sections = {s["name"]: ReportSection.from_dict(s) for s in data.get("sections", [])}
+        report.figures = [out_dir / name for name in data.get("figures", [])]
+        report.notes = list(data.get("notes", []))
+        report.metadata = dict(data.get("metadata", {}))
         return report

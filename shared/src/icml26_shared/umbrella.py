@@ -1,11 +1,13 @@
 """The umbrella command ``icml26``: list and reproduce every installed paper package.
 
 ``icml26 list`` shows the packages found through the ``icml26.packages``
-entry-point group. ``icml26 reproduce NAME ... | --all [--quick] [--out DIR]``
+entry-point group. ``icml26 reproduce NAME ... | --all [--preset P] [--out DIR]``
 runs each package's reproduce in its own Python process (so no global torch
 state leaks between papers), continues past a package that fails, and writes
 one combined ``REPORT.md`` with every table and figure plus a summary of wall
-time per package.
+time per package. ``icml26 readme --check | --write [README ...]`` keeps README
+result tables equal to the committed ``results.md`` they name
+(:mod:`icml26_shared.readme`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from .experiment import PRESETS
 from .paper import Paper, discover_papers
 from .results import Report, Table, atomic_write_text, ensure_writable_dir
 
@@ -31,9 +34,23 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("reproduce", help="Run packages' reproduce and write one REPORT.md.")
     rep.add_argument("names", nargs="*", metavar="NAME", help="packages to run (see 'icml26 list')")
     rep.add_argument("--all", action="store_true", help="run every installed package")
-    rep.add_argument("--quick", action="store_true", help="reduced runs of about a minute each")
+    rep.add_argument("--preset", choices=PRESETS, default=None, help="settings preset")
+    rep.add_argument("--quick", action="store_true", help="alias of --preset quick")
     rep.add_argument("--out", type=Path, default=Path("reproduce-out"), help="output folder")
     rep.add_argument("--seed", type=int, default=0)
+    readme = sub.add_parser(
+        "readme", help="Check (or write) README result tables against committed results.md."
+    )
+    mode = readme.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true", help="fail when a README block differs")
+    mode.add_argument("--write", action="store_true", help="rewrite README blocks from results")
+    readme.add_argument(
+        "readmes",
+        nargs="*",
+        type=Path,
+        metavar="README",
+        help="README files (default: packages/*/README.md under the current folder)",
+    )
     return parser
 
 
@@ -44,7 +61,7 @@ def list_table(papers: dict[str, Paper]) -> Table:
     return table
 
 
-def _run_one(paper: Paper, out: Path, quick: bool, seed: int) -> tuple[str, float, Report | None]:
+def _run_one(paper: Paper, out: Path, preset: str, seed: int) -> tuple[str, float, Report | None]:
     cmd = [
         sys.executable,
         "-m",
@@ -54,10 +71,10 @@ def _run_one(paper: Paper, out: Path, quick: bool, seed: int) -> tuple[str, floa
         str(out),
         "--seed",
         str(seed),
+        "--preset",
+        preset,
     ]
-    if quick:
-        cmd.append("--quick")
-    print(f"== {paper.name} {paper.version}: reproduce{' --quick' if quick else ''}", flush=True)
+    print(f"== {paper.name} {paper.version}: reproduce --preset {preset}", flush=True)
     start = time.perf_counter()
     proc = subprocess.run(cmd, check=False)
     wall = time.perf_counter() - start
@@ -69,7 +86,12 @@ def _run_one(paper: Paper, out: Path, quick: bool, seed: int) -> tuple[str, floa
         return f"failed (unreadable results: {exc})", wall, None
 
 
-def reproduce(papers: dict[str, Paper], names: list[str], out: Path, quick: bool, seed: int) -> int:
+def _shift_headings(markdown: str) -> str:
+    """Demote every Markdown heading by one level (a package report inside REPORT.md)."""
+    return "\n".join("#" + ln if ln.startswith("#") else ln for ln in markdown.splitlines())
+
+
+def reproduce(papers: dict[str, Paper], names: list[str], out: Path, preset: str, seed: int) -> int:
     out = ensure_writable_dir(out)
     summary = Table(
         "Summary", ["package", "version", "status", "wall time"], units={"wall time": "s"}
@@ -78,21 +100,20 @@ def reproduce(papers: dict[str, Paper], names: list[str], out: Path, quick: bool
     failed = 0
     for name in names:
         paper = papers[name]
-        status, wall, report = _run_one(paper, out / name, quick, seed)
+        status, wall, report = _run_one(paper, out / name, preset, seed)
         failed += status != "ok"
         summary.add_row(
             package=name, version=paper.version, status=status, **{"wall time": round(wall, 1)}
         )
         if report is not None:
-            sections.append(report.to_markdown(heading_level=2, figure_prefix=f"{name}/"))
+            sections.append(_shift_headings(report.to_markdown(figure_prefix=f"{name}/")) + "\n")
         else:
             sections.append(f"## {name}\n\nreproduce {status}; see the output above.\n")
-    mode = "quick" if quick else "full"
     header = [
         "# icml26 reproduce report",
         "",
         f"Produced by `icml26 reproduce {' '.join(names) if names else '--all'}"
-        f"{' --quick' if quick else ''} --seed {seed}` ({mode} runs).",
+        f" --preset {preset} --seed {seed}`.",
         "",
     ]
     if not names:
@@ -114,6 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     papers = discover_papers(broken)
     for name, reason in broken.items():
         print(f"icml26: warning: skipping package {name!r}: {reason}", file=sys.stderr)
+    if ns.command == "readme":
+        from .readme import main as readme_main
+
+        return readme_main(ns.readmes, rewrite=ns.write)
     if ns.command == "list":
         if not papers:
             print("No icml26 paper packages are installed.")
@@ -135,8 +160,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         return EXIT_USAGE
     names = list(papers) if ns.all else list(dict.fromkeys(ns.names))
+    if ns.quick and ns.preset not in (None, "quick"):
+        print(f"icml26: error: --quick contradicts --preset {ns.preset}", file=sys.stderr)
+        return EXIT_USAGE
     try:
-        return reproduce(papers, names, ns.out, ns.quick, ns.seed)
+        return reproduce(
+            papers, names, ns.out, ns.preset or ("quick" if ns.quick else "full"), ns.seed
+        )
     except OSError as exc:
         print(f"icml26: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

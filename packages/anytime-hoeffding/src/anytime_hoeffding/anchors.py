@@ -302,3 +302,27 @@ def make_method(name: str, n_features: int, n_classes: int, seed: int = 0, chunk
         return MoaAnchor(name, factory(seed), n_features, n_classes, ensemble_size=ensemble)
     known = sorted(OURS) + sorted(ANCHORS) + sorted(MOA_ANCHORS)
     raise ValueError(f"unknown method {name!r}; choose one of {known}")
+
+
+TREE_METHODS = ["ours", "river HT", "river HT (tau=0)", "river HAT", "river EFDT"]
+FOREST_METHODS = ["ours ARF(10)", "river ARF(10)"]
+NULL_ANCHORS = ["river HT"]
+# MOA's learners (CapyMOA, the `bench` extra): added to every comparison when Java is found.
+MOA_METHODS = {"tree": ["MOA HT", "MOA HAT", "MOA EFDT"], "forest": ["MOA ARF(10)"],
+               "null": ["MOA HT"]}  # fmt: skip
+
+
+def anchor_methods(kind: str) -> list[str]:
+    """The methods of one comparison: ``"tree"`` (ours and every tree anchor), ``"forest"``
+    (both ARF(10)s) or ``"null"`` (the anchors of the null-stream and timing checks), with
+    MOA's when :func:`moa_available`."""
+    base = {"tree": TREE_METHODS, "forest": FOREST_METHODS, "null": NULL_ANCHORS}
+    if kind not in base:
+        raise ValueError(f"unknown comparison {kind!r}; choose from {sorted(base)}")
+    return base[kind] + (MOA_METHODS[kind] if moa_available() else [])
+
+
+def compile_kernels() -> None:
+    """Compile our numba kernels once (a tiny fit), so no timed region pays for it."""
+    rng = np.random.default_rng(0)
+    make_method("ours", 10, 2).learn_many(rng.uniform(size=(300, 10)), rng.integers(0, 2, 300))

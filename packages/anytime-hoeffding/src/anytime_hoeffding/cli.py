@@ -211,18 +211,16 @@ def inspect(
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI."""
-    from .streaming import StreamDataModule, StreamLearnerModule
-
+    """The package's CLI (nothing heavy is imported until a command runs)."""
     return PaperCLI(
         PAPER,
-        model_class=StreamLearnerModule,
-        datamodule_class=StreamDataModule,
+        model_class="anytime_hoeffding.lightning:StreamLearnerModule",
+        datamodule_class="anytime_hoeffding.lightning:StreamDataModule",
         commands={
-            "benchmark": benchmark,
-            "null-check": null_check,
-            "evaluate": evaluate,
-            "inspect": inspect,
+            "benchmark": "anytime_hoeffding.cli:benchmark",
+            "null-check": "anytime_hoeffding.cli:null_check",
+            "evaluate": "anytime_hoeffding.cli:evaluate",
+            "inspect": "anytime_hoeffding.cli:inspect",
         },  # fmt: skip
         trainer_defaults={
             "max_epochs": 1,

@@ -12,5 +12,5 @@ PAPER = Paper(
         "P(any false split ever) <= alpha on arbitrary streams."
     ),
     url="https://arxiv.org/abs/2605.31239",
-    reproduce="anytime_hoeffding.reproduce:reproduce",
+    reproduce="anytime_hoeffding.reproduce:EXPERIMENT",
 )

@@ -5,7 +5,10 @@ Paper: Amoukou, Mishra & Veloso, ICML 2026 (arXiv:2605.31239). Metrics of its ev
 - prequential accuracy and Cohen's kappa over the whole stream, plus windowed accuracy and
   tree size over time -> :func:`prequential`;
 - the fraction of null streams on which a learner ever splits, with a Clopper-Pearson
-  interval (scipy's exact binomial interval) -> :func:`false_split_rate`.
+  interval (scipy's exact binomial interval) -> :func:`false_split_rate`, and its table over
+  ours and the anchors -> :func:`false_split_table`;
+- the instant of the first split (evidence-driven timing) -> :func:`first_split_instant`,
+  over planted and weak-signal streams -> :func:`first_split_table`.
 """
 
 from __future__ import annotations
@@ -16,13 +19,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from icml26_shared.bench import peak_memory
+from icml26_shared.progress import progress
+from icml26_shared.results import Table
 from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score
 
-from .anchors import make_method
-from .streams import Stream
+from .anchors import anchor_methods, make_method
+from .streams import Stream, drifting_prior, noise, planted_threshold, weak_signal
 
-__all__ = ["PrequentialResult", "false_split_rate", "prequential"]
+__all__ = [
+    "PrequentialResult",
+    "false_split_rate",
+    "false_split_table",
+    "first_split_instant",
+    "first_split_table",
+    "prequential",
+]
 
 
 @dataclass
@@ -118,3 +130,82 @@ def false_split_rate(
     ci = binomtest(n_split, runs).proportion_ci(confidence_level=0.95, method="exact")
     return FalseSplitRate(method_name, runs, n_split, float(ci.low), float(ci.high), seconds,
                           nodes / runs, instances)  # fmt: skip
+
+
+def first_split_instant(method_name: str, stream: Stream, chunk: int = 2_000) -> int | None:
+    """The 1-based instance index at which ``method_name`` first splits on ``stream``.
+
+    Ours reads it from its split log; the anchors track it instance by instance while they
+    test-then-train. ``None`` when the learner never splits on the stream.
+    """
+    m = make_method(method_name, stream.X.shape[1], stream.n_classes)
+    for X, y in stream.chunks(chunk):
+        if method_name.startswith("ours"):
+            m.learn_many(X, y)
+        else:
+            m.test_then_train(X, y)
+        if m.first_split is not None:
+            return m.first_split
+    return None
+
+
+def false_split_table(n: int, runs_ours: int, runs_anchors: int, seed: int = 0) -> Table:
+    """False-split rates of ours and the anchors on the two null streams (Clopper-Pearson 95%).
+
+    Args:
+        n: Instances per null stream.
+        runs_ours: Independent streams for our tree.
+        runs_anchors: Independent streams for each anchor (slower).
+        seed: Seed of the first stream.
+    """
+    cols = ["stream", "method", "runs", "instances_per_run", "false_split_rate", "ci_low",
+            "ci_high", "mean_nodes", "inst_per_s"]  # fmt: skip
+    table = Table(
+        "False splits on null streams", cols, units={"inst_per_s": "1/s"},
+        notes="10 U[0,1] features; 'noise': fair-coin labels; 'drifting_prior': P(y=1) switching "
+        "0.2 <-> 0.8 every 5,000 instances, independent of the features. false_split_rate: "
+        "fraction of runs whose tree ever split (every split is false here); [ci_low, ci_high]: "
+        "Clopper-Pearson 95%. Ours: alpha = 0.05 over the whole tree.",
+    )  # fmt: skip
+    nulls = {"noise": noise, "drifting_prior": drifting_prior}
+    jobs = [(k, "ours", runs_ours) for k in nulls]
+    jobs += [(k, a, runs_anchors) for k in nulls for a in anchor_methods("null")]
+    for name, method, runs in progress(sorted(jobs, key=lambda j: list(nulls).index(j[0])),
+                                       desc="null streams"):  # fmt: skip
+        r = false_split_rate(method, lambda sd, f=nulls[name]: f(n, seed=sd), runs, seed=seed)
+        table.add_row(stream=name, method=method, runs=r.runs, instances_per_run=n,
+                      false_split_rate=r.rate, ci_low=r.low, ci_high=r.high,
+                      mean_nodes=r.mean_nodes, inst_per_s=r.instances / r.seconds)  # fmt: skip
+    return table
+
+
+def first_split_table(runs: int, seed: int = 0) -> Table:
+    """When ours and the anchors first split on planted and weak-signal streams.
+
+    Args:
+        runs: Streams per row for ours; the anchors get ``max(2, runs // 5)``.
+        seed: Seed of the first stream.
+    """
+    table = Table(
+        "First split instant",
+        ["stream", "method", "runs", "median_first_split", "q25", "q75", "never_split"],
+        notes="Median (and quartiles) over runs of the instance index of the first split; "
+        "planted: y = 1[x3 > 0.6] with 10% flipped labels; weak(eps): P(y=1|x) = 0.5 + eps * "
+        "sign(x0 - 0.5), so Delta scales as eps^2 and 1/Delta^2 predicts a ratio of ~4 between "
+        "eps = 0.05 and eps = 0.1. Streams are capped at 40,000 instances (never_split counts "
+        "runs that did not split by then).",
+    )
+    makers = {
+        "planted": lambda sd: planted_threshold(10_000, seed=sd),
+        "weak(0.1)": lambda sd: weak_signal(40_000, eps=0.1, seed=sd),
+        "weak(0.05)": lambda sd: weak_signal(40_000, eps=0.05, seed=sd),
+    }
+    jobs = [(k, m) for k in makers for m in ["ours", *anchor_methods("null")]]
+    for name, method in progress(jobs, desc="first split"):
+        k = runs if method == "ours" else max(2, runs // 5)
+        times = [first_split_instant(method, makers[name](seed * 1_000 + r)) for r in range(k)]
+        got = np.array([t for t in times if t is not None], dtype=float)
+        q = np.quantile(got, [0.5, 0.25, 0.75]) if got.size else [None] * 3
+        table.add_row(stream=name, method=method, runs=k, median_first_split=q[0], q25=q[1],
+                      q75=q[2], never_split=k - int(got.size))  # fmt: skip
+    return table

@@ -4,7 +4,7 @@ import lightning.pytorch as pl
 import numpy as np
 import pytest
 import torch
-from anytime_hoeffding.streaming import StreamDataModule, StreamLearnerModule
+from anytime_hoeffding.lightning import StreamDataModule, StreamLearnerModule
 from anytime_hoeffding.streams import make_stream
 from anytime_hoeffding.tree import AnytimeHoeffdingTreeClassifier
 from icml26_shared.contract import check_contract
