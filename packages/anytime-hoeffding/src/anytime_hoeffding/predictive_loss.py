@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from numba import njit
 
 __all__ = ["BRIER", "LOG", "LOSSES", "ZERO_ONE", "laplace_loss", "loss_code", "loss_range"]
@@ -69,16 +68,3 @@ def laplace_loss(counts, n_classes, y, code, p_min):
     if p < p_min:
         p = p_min
     return -math.log(p)
-
-
-def laplace_loss_numpy(counts: np.ndarray, y: int, loss: str = "brier", p_min: float = 1e-3):
-    """Pure-numpy reference of :func:`laplace_loss` (used by the tests)."""
-    counts = np.asarray(counts, dtype=np.float64)
-    p = (counts + 1.0) / (counts.sum() + counts.size)
-    if loss == "brier":
-        onehot = np.zeros_like(p)
-        onehot[y] = 1.0
-        return float(((p - onehot) ** 2).sum())
-    if loss == "zero_one":
-        return float(int(np.argmax(counts)) != y)
-    return float(-np.log(max(p[y], p_min)))
