@@ -246,6 +246,11 @@ def run_cli(paper: Any, args: list[str], cwd: str | Path | None = None) -> CliRu
                 code = main(args)
             except SystemExit as exc:  # a main that exits instead of returning
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            except Exception:  # what the console script would print: a traceback, exit 1
+                import traceback
+
+                traceback.print_exc()
+                code = 1
     finally:
         os.chdir(old)
     return CliRun(int(code or 0), out.getvalue(), err.getvalue())
