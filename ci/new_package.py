@@ -24,7 +24,7 @@ readme = "README.md"
 requires-python = ">=3.11"
 license = "MIT"
 dependencies = [
-    "icml26-shared>=0.1,<0.2",
+    "icml26-shared>=0.2,<0.3",
     "torch>=2.4,<3",
     "lightning>=2.4,<3",
     "torchmetrics>=1.4,<2",
@@ -78,7 +78,7 @@ PAPER = Paper(
     import_name="{module}",
     summary="{summary}",
     url="{url}",
-    reproduce="{module}.reproduce:reproduce",
+    reproduce="{module}.reproduce:EXPERIMENT",
 )
 '''
 
@@ -95,7 +95,9 @@ from .paper import PAPER
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI; add ``model_class``, ``datamodule_class`` and extra ``commands``."""
+    """The package's CLI; add ``model_class="{module}.lightning:Module"``,
+    ``datamodule_class`` and ``commands={{"name": "{module}.module:function"}}`` as strings, so
+    that ``{name} --help`` imports nothing heavy."""
     return PaperCLI(PAPER)
 
 
@@ -105,41 +107,52 @@ def main(args: Sequence[str] | None = None) -> int:
 '''
 
 REPRODUCE = '''\
-"""``{name} reproduce``: the paper's headline comparison at CPU scale."""
+"""``{name} reproduce``: the paper's headline comparison at CPU scale, one section per claim.
+
+Sizes live in ``configs/reproduce/{{quick,full,paper}}.yaml``; each section calls the
+package's public API.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+from icml26_shared.experiment import Experiment, Section
+from icml26_shared.results import Table
 
-from icml26_shared.results import Report
 
-
-def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
-    """Run the headline comparison (anchors in the same run) and return its report."""
+def main_section(setting: dict, seed: int) -> Table:
+    """The headline comparison (anchors in the same run)."""
     raise NotImplementedError("{name} reproduce is not written yet")
+
+
+EXPERIMENT = Experiment("{name}", [Section("main", main_section, claim="the paper's headline")])
 '''
+
+PRESET = '''\
+# {name} reproduce --preset {preset}: {what}
+sections:
+  main: {{}}
+'''
+
+PRESETS = {
+    "quick": "about a minute on 2 CPU cores",
+    "full": "at most about 20 minutes on 2 CPU cores",
+    "paper": "the paper's own scale and hyperparameters, for a GPU",
+}
 
 TEST_CLI = '''\
-"""The {name} command line: help, and one clear line for bad input."""
+"""The {name} command line: package-specific bad input gives one clear line.
+
+The generic checks (help, unknown command, bad configs, start-up time) are the package
+contract, run for every package by ci/test_registry.py.
+"""
 
 from {module}.cli import main
-from {module}.paper import PAPER
 
 
-def test_help_lists_commands(capsys):
-    assert main(["--help"]) == 0
-    out = capsys.readouterr().out
-    assert "reproduce" in out
-    assert PAPER.title in out
-
-
-def test_unknown_command_exits_2(capsys):
-    assert main(["no-such-command"]) == 2
-    err = capsys.readouterr().err
-    assert "unknown command" in err
-    assert "Traceback" not in err
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("{name} ")
 '''
-
 README = """\
 # {name}
 
@@ -162,12 +175,13 @@ or `uv pip install torch --torch-backend=cpu`), then `pip install {name}`.
 
 ```bash
 {name} --help
-{name} reproduce --quick --out results/{name}
+{name} reproduce --preset quick --out results/quick
 ```
 
 ## Results
 
-_Produced by `{name} reproduce`; not run yet._
+Tables are copied from `results/quick/results.md` by `icml26 readme --write`
+(blocks `<!-- results: quick/main -->` ... `<!-- /results -->`); not run yet.
 
 ## Differences from the paper
 
@@ -222,7 +236,10 @@ def files_for(name: str, title: str, summary: str, url: str) -> dict[str, str]:
         f"src/{module}/cli.py": CLI.format(**fmt),
         f"src/{module}/reproduce.py": REPRODUCE.format(**fmt),
         "tests/test_cli.py": TEST_CLI.format(**fmt),
-        "configs/.gitkeep": "",
+        **{
+            f"configs/reproduce/{preset}.yaml": PRESET.format(preset=preset, what=what, **fmt)
+            for preset, what in PRESETS.items()
+        },
         "README.md": README.format(**fmt),
         "CHANGELOG.md": CHANGELOG.format(**fmt),
         "CITATION.cff": CITATION.format(**fmt),
