@@ -128,3 +128,18 @@ def test_fit_runs_from_a_paper_config(tmp_path, capsys):
             f"--trainer.default_root_dir={tmp_path}"]  # fmt: skip
     assert main(args) == 0
     assert "prequential accuracy" in capsys.readouterr().out
+
+
+def test_evaluate_does_not_import_lightning_or_torch():
+    """Issue #51: a command that does not train imports neither Lightning nor torch."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from anytime_hoeffding.cli import main; "
+        "assert main(['evaluate', '--n', '500', '--methods', '[ours]']) == 0; "
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('lightning', 'torch')); "
+        "assert not heavy, heavy"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
