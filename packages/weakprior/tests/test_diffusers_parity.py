@@ -18,7 +18,7 @@ def test_linear_schedule_matches_ddpm_scheduler():
 def test_default_backbone_is_a_small_unet2dmodel_with_one_attention_block():
     from diffusers import UNet2DModel
     from diffusers.models.attention_processor import Attention
-    from weakprior.prior_module import DDPMPriorModule, diffusers_unet
+    from weakprior.lightning import DDPMPriorModule, diffusers_unet
 
     m = DDPMPriorModule()  # the reproduce prior: 24 px, width 16
     unet = m.net.unet
@@ -34,7 +34,7 @@ def test_default_backbone_is_a_small_unet2dmodel_with_one_attention_block():
 
 
 def test_tiny_backbone_still_available():
-    from weakprior.prior_module import DDPMPriorModule, TinyUNet
+    from weakprior.lightning import DDPMPriorModule, TinyUNet
 
     m = DDPMPriorModule(image_size=8, width=8, backbone="tiny")
     assert isinstance(m.net, TinyUNet)

@@ -3,7 +3,7 @@
 import torch
 from icml26_shared.contract import check_contract
 from weakprior.ddim import FewStepDDIM
-from weakprior.prior_module import DDPMPriorModule, ImageDomainDataModule, train_prior
+from weakprior.lightning import DDPMPriorModule, ImageDomainDataModule, train_prior
 
 
 def test_shared_contract(tmp_path):
@@ -38,9 +38,9 @@ def test_train_prior_caches_and_lowers_the_loss(tmp_path):
     batch = x.val_set.tensors[0][:32]
     gen = torch.Generator().manual_seed(0)
     with torch.no_grad():
-        trained_loss = a._loss(batch, gen)
+        trained_loss = a.eps_loss(batch, gen)
         gen = torch.Generator().manual_seed(0)
-        base_loss = untrained._loss(batch, gen)
+        base_loss = untrained.eps_loss(batch, gen)
     assert trained_loss < base_loss
     samples = FewStepDDIM(a.eps)(torch.randn(4, 1, 8, 8))
     assert samples.shape == (4, 1, 8, 8) and samples.abs().max() <= 1.0 + 1e-5

@@ -1,25 +1,25 @@
-"""``weakprior reproduce``: a miniature run of every code path (default) and the quick run (slow)."""
+"""``weakprior reproduce``: a miniature run of every section (default) and the quick preset (slow)."""
 
 import json
 
 import pytest
-import weakprior.reproduce as rep
 from icml26_shared.reproduce import run_reproduce
 from weakprior.paper import PAPER
+from weakprior.reproduce import EXPERIMENT
 
-TINY = rep.Setting(
-    targets=("digits",), priors=("digits", "faces", "under-trained"), keeps=(0.5,),
-    extra_ops=("box", "blur", "sr2"), n_images=2, prior_steps=20, iterations=3, dps_steps=3,
-    image_size=8, width=8, batch_size=8, best_k=2, tv_iterations=3,
-    anchors=("dmplug", "dps", "tv"),  # dps-deepinv: tests/test_deepinv_anchor.py
-)  # fmt: skip
+TINY = __import__("pathlib").Path(__file__).parent / "data" / "reproduce-tiny.yaml"
+
+
+def test_presets_validate():
+    for preset in ("quick", "full", "paper"):
+        settings = EXPERIMENT.validate(preset)
+        assert set(settings) == {"mismatch", "gaussian", "correlation", "cost"}
 
 
 def test_miniature_reproduce_writes_json_markdown_and_png(tmp_path, monkeypatch):
-    monkeypatch.setattr(rep, "QUICK", TINY)
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "no-weights"))
-    report = run_reproduce(PAPER, tmp_path, quick=True, seed=0)
-    main, gap, full, ssim_table, ssim_miss, gauss, corr, cost = report.tables
+    report = run_reproduce(PAPER, tmp_path, preset="quick", overrides=[TINY], log=False)
+    main, gap, full, ssim_table, ssim_miss = report.sections["mismatch"].tables
     rows = {(r["solver"], r["prior"]) for r in main.rows}
     assert rows == {("weak", "digits"), ("weak", "faces"), ("weak", "under-trained"),
                     ("dmplug", "digits"), ("dps", "digits"), ("tv", "none")}  # fmt: skip
@@ -30,22 +30,37 @@ def test_miniature_reproduce_writes_json_markdown_and_png(tmp_path, monkeypatch)
     assert [r["box"] for r in main.rows] != [r["box"] for r in full.rows]
     assert all(-1 <= r["box"] <= 1 and -1 <= r["keep0.5"] <= 1 for r in ssim_miss.rows)
     assert [r["blur"] for r in ssim_miss.rows] == [r["blur"] for r in ssim_table.rows]
+    (gauss,) = report.sections["gaussian"].tables
     assert len(gauss.rows) == 2 and "box" in gauss.columns
+    (corr,) = report.sections["correlation"].tables
     assert corr.rows[0]["k=0"] == pytest.approx(1.0)
+    assert [r["images"] for r in corr.rows][1:4] == [
+        "prior samples: digits", "prior samples: faces", "prior samples: under-trained"
+    ]  # fmt: skip
+    (cost,) = report.sections["cost"].tables
     assert len(cost.rows) == 3 and all(r["UNet2DModel"] > 0 and r["ratio"] > 0 for r in cost.rows)
     assert "stacked batch 4" in cost.rows[1]["call"]  # 2 images x (keep0.5, box)
     data = json.loads((tmp_path / "results.json").read_text())
-    assert data["metadata"]["quick"] is True and len(data["tables"]) == 8
-    assert (tmp_path / "gap_and_correlation.png").stat().st_size > 1000
+    assert data["metadata"]["preset"] == "quick" and len(data["sections"]) == 4
+    for png in ("gap.png", "gaussian_gap.png", "local_correlation.png"):
+        assert (tmp_path / png).stat().st_size > 1000
     md = (tmp_path / "results.md").read_text()
-    assert "under-trained" in md
+    assert "under-trained" in md and "## mismatch" in md
     assert "LPIPS not computed" in md and "vgg16-397923af.pth" in md  # weights not cached
+
+
+def test_one_section_alone_keeps_the_others(tmp_path):
+    run_reproduce(PAPER, tmp_path, preset="quick", overrides=[TINY], log=False)
+    report = EXPERIMENT.run(tmp_path, preset="quick", overrides=[TINY], sections=["gaussian"],
+                            log=False)  # fmt: skip
+    assert list(report.sections) == ["mismatch", "gaussian", "correlation", "cost"]
 
 
 @pytest.mark.slow
 def test_quick_reproduce_claims(tmp_path):
-    report = run_reproduce(PAPER, tmp_path, quick=True, seed=0)
-    main = {(r["solver"], r["prior"]): r for r in report.tables[0].rows}
-    gap = {r["mismatched prior"]: r for r in report.tables[1].rows}
+    report = run_reproduce(PAPER, tmp_path, preset="quick", log=False)
+    main, gap = report.sections["mismatch"].tables[:2]
+    main = {(r["solver"], r["prior"]): r for r in main.rows}
+    gap = {r["mismatched prior"]: r for r in gap.rows}
     assert gap["under-trained"]["keep0.5"] > 0  # the matched prior beats a 5 %-trained one
     assert float(main[("weak", "faces")]["keep0.8"].split()[0]) > 18

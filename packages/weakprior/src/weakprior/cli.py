@@ -1,7 +1,8 @@
 """Command line of weakprior: ``weakprior --help``.
 
-``fit/validate/test/predict`` (LightningCLI over :class:`~weakprior.prior_module.DDPMPriorModule`
-and :class:`~weakprior.prior_module.ImageDomainDataModule`: train a prior), ``reproduce``, and the
+``fit/validate/test/predict`` (LightningCLI over :class:`~weakprior.lightning.DDPMPriorModule`
+and :class:`~weakprior.lightning.ImageDomainDataModule`: train a prior), ``reproduce``
+(``--preset quick|full|paper``, :mod:`weakprior.reproduce`), and the
 package commands ``reconstruct`` (solve one inverse problem with any solver and prior),
 ``correlation`` (local-correlation curve of a domain) and ``posterior`` (the closed-form
 Gaussian-prior experiment).
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from icml26_shared.cli import PaperCLI, UsageError
+from icml26_shared.cli import PaperCLI, UsageError, load_checkpoint
 
 from .paper import PAPER
 
@@ -82,9 +83,9 @@ def reconstruct(
     from weakprior.dps import DPSSolver
     from weakprior.image_domains import load_domain
     from weakprior.image_quality import psnr, psnr_masked, require_lpips, ssim
+    from weakprior.lightning import DDPMPriorModule, cache_dir, train_prior
     from weakprior.noise_optimisation import NoiseOptimisationSolver
     from weakprior.operators import check_image_range, check_sigma, measure
-    from weakprior.prior_module import DDPMPriorModule, cache_dir, train_prior
     from weakprior.total_variation import TVSolver
 
     if lpips:
@@ -127,9 +128,7 @@ def reconstruct(
         eps = pretrained_eps
     elif solver != "tv":
         if checkpoint is not None:
-            if not Path(checkpoint).is_file():
-                raise UsageError(f"checkpoint {str(checkpoint)!r} does not exist")
-            model = DDPMPriorModule.load_from_checkpoint(checkpoint, map_location="cpu").eval()
+            model = load_checkpoint(DDPMPriorModule, checkpoint, what="prior checkpoint")
         else:
             domain = "faces" if prior == "under-trained" else prior
             steps = max(1, prior_steps // 20) if prior == "under-trained" else prior_steps
@@ -239,14 +238,16 @@ def posterior(
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI."""
-    from weakprior.prior_module import DDPMPriorModule, ImageDomainDataModule
-
+    """The package's CLI (nothing heavy is imported until a command runs)."""
     return PaperCLI(
         PAPER,
-        model_class=DDPMPriorModule,
-        datamodule_class=ImageDomainDataModule,
-        commands={"reconstruct": reconstruct, "correlation": correlation, "posterior": posterior},
+        model_class="weakprior.lightning:DDPMPriorModule",
+        datamodule_class="weakprior.lightning:ImageDomainDataModule",
+        commands={
+            "reconstruct": "weakprior.cli:reconstruct",
+            "correlation": "weakprior.cli:correlation",
+            "posterior": "weakprior.cli:posterior",
+        },
     )
 
 

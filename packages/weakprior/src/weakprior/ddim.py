@@ -10,7 +10,7 @@
   step, so ``G(z)`` is the last ``x0``).
 
 An *eps-model* is any callable ``eps_model(x_t, t)`` with ``t`` a ``LongTensor`` of shape
-``(B,)``: the tiny UNet of :mod:`weakprior.prior_module`, a diffusers ``UNet2DModel`` wrapped
+``(B,)``: the tiny UNet of :mod:`weakprior.lightning`, a diffusers ``UNet2DModel`` wrapped
 by :func:`weakprior.pretrained.diffusers_eps_model`, or the exact analytic models of
 :mod:`weakprior.analytic_priors`.
 """

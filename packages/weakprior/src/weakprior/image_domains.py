@@ -11,7 +11,7 @@ Every domain yields grayscale images ``(N, 1, S, S)`` in ``[-1, 1]``:
 * ``textures`` -- random crops of scikit-image's brick, grass and gravel textures.
 
 ``under-trained`` is not a domain but a prior (the faces prior stopped early); see
-:mod:`weakprior.prior_module`.
+:mod:`weakprior.lightning`.
 """
 
 from __future__ import annotations

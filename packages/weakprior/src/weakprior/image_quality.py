@@ -4,6 +4,7 @@ Images are in ``[-1, 1]``; metrics use ``data_range = 2``. ``psnr_masked`` restr
 the missing pixels (the ones the prior has to fill in), the paper's most telling quantity for
 inpainting. LPIPS needs pretrained network weights that this offline package cannot download:
 :func:`require_lpips` raises a one-line error naming them when they are not cached.
+:func:`score` gives every metric of one reconstruction; :func:`mean_std` formats a table cell.
 """
 
 from __future__ import annotations
@@ -111,3 +112,37 @@ def lpips_vgg():
         )
 
     return metric
+
+
+def score(
+    x_hat: torch.Tensor, x: torch.Tensor, missing: torch.Tensor | None
+) -> dict[str, torch.Tensor]:
+    """Per-image PSNR and SSIM of ``x_hat`` against ``x``, on the whole image and on ``missing``.
+
+    ``missing`` is the 0/1 mask of pixels the operator hid (``Operator.missing_pixels``);
+    ``None`` (blur, super-resolution: no pixel is hidden) makes the missing-pixel metrics the
+    whole-image ones. Keys: ``psnr_full``, ``ssim_full``, ``psnr_missing``, ``ssim_missing``.
+    """
+    full = {"psnr_full": psnr(x_hat, x), "ssim_full": ssim(x_hat, x)}
+    if missing is None:
+        return {**full, "psnr_missing": full["psnr_full"], "ssim_missing": full["ssim_full"]}
+    return {**full, "psnr_missing": psnr_masked(x_hat, x, missing),
+            "ssim_missing": ssim_masked(x_hat, x, missing)}  # fmt: skip
+
+
+def mean_std(values: torch.Tensor) -> str:
+    """A table cell ``"mean ± std"`` over images, two decimals.
+
+    >>> mean_std(torch.tensor([20.0, 22.0]))
+    '21.00 ± 1.41'
+    """
+    return f"{float(values.mean()):.2f} ± {float(values.std()):.2f}"
+
+
+def cell_mean(cell) -> float:
+    """The mean of a ``"m ± s"`` table cell (or a number).
+
+    >>> cell_mean("21.00 ± 1.41"), cell_mean(3)
+    (21.0, 3.0)
+    """
+    return float(str(cell).split()[0])

@@ -13,12 +13,14 @@ Operators: :class:`RandomInpainting` (Bernoulli keep-mask, ``keep_ratio``), :cla
 (a centred square hiding ``box_frac`` of the area), :class:`GaussianBlur` (circular convolution,
 so the adjoint is exact), :class:`Downsample` (``factor x factor`` average pooling; the
 super-resolution operator) and :class:`MatrixOperator` (a dense matrix on flat vectors, for the
-closed-form Gaussian/GMM tests). :func:`measure` adds the Gaussian noise.
+closed-form Gaussian/GMM tests). :func:`measure` adds the Gaussian noise;
+:func:`make_operator` builds the experiment's operators by name (:func:`operator_names`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -320,3 +322,39 @@ def check_measurement(operator: Operator, x_shape: tuple[int, ...], y: torch.Ten
         raise ValueError(
             f"measurement shape {tuple(y.shape)} does not match the operator output {expected}"
         )
+
+
+EXTRA_OPERATORS = ("box", "blur", "sr2")
+
+
+def operator_names(keeps: Sequence[float], extra: Sequence[str] = EXTRA_OPERATORS) -> list[str]:
+    """Names of an experiment's operators: ``keep<r>`` per keep ratio, then ``extra``.
+
+    >>> operator_names([0.2, 0.5], ["box", "sr2"])
+    ['keep0.2', 'keep0.5', 'box', 'sr2']
+    """
+    unknown = sorted(set(extra) - set(EXTRA_OPERATORS))
+    if unknown:
+        raise ValueError(f"unknown operator(s) {unknown}; choose from {list(EXTRA_OPERATORS)}")
+    return [f"keep{k:g}" for k in keeps] + list(extra)
+
+
+def make_operator(name: str, shape: tuple[int, ...], seed: int = 0) -> Operator:
+    """The operator named by :func:`operator_names` for images of ``shape``.
+
+    ``keep<r>``: :class:`RandomInpainting` keeping a fraction ``r`` (mask drawn from ``seed``);
+    ``box``: :class:`BoxInpainting` hiding 50 % of the area; ``blur``: 5-tap
+    :class:`GaussianBlur` with sigma 1; ``sr2``: x2 :class:`Downsample`.
+
+    >>> type(make_operator("keep0.3", (2, 1, 8, 8), seed=0)).__name__
+    'RandomInpainting'
+    """
+    if name.startswith("keep"):
+        return RandomInpainting(shape, float(name[4:]), seed=seed)
+    if name == "box":
+        return BoxInpainting(shape, 0.5)
+    if name == "blur":
+        return GaussianBlur(5, 1.0)
+    if name == "sr2":
+        return Downsample(2)
+    raise ValueError(f"unknown operator {name!r}; use keep<ratio>, box, blur or sr2")

@@ -9,5 +9,5 @@ PAPER = Paper(
     import_name="weakprior",
     summary="Inverse problems with weak or mismatched diffusion priors: DPS-style solvers and the when-does-it-work analysis",
     url="https://arxiv.org/abs/2601.22443",
-    reproduce="weakprior.reproduce:reproduce",
+    reproduce="weakprior.reproduce:EXPERIMENT",
 )

@@ -1,4 +1,4 @@
-"""Small diffusion priors trained on CPU: the UNet, the Lightning module and data, the cache.
+"""Small diffusion priors trained on CPU: the UNets, the Lightning module and data, the cache.
 
 * ``backbone="diffusers"`` (the default) -- a small ``diffusers.UNet2DModel``, the class of the
   paper's pretrained google/ddpm-ema checkpoints (:mod:`weakprior.pretrained`): three levels of
@@ -13,9 +13,10 @@
   1000-step linear schedule of :func:`weakprior.ddim.linear_alphas_cumprod` (identical to
   diffusers' ``DDPMScheduler(beta_schedule="linear")``); ``predict`` draws DDIM samples.
 * :class:`ImageDomainDataModule` -- one image domain of :mod:`weakprior.image_domains`.
-* :func:`train_prior` -- fit a prior with a Lightning ``Trainer`` and cache its weights on disk
-  under the hash of its configuration; the "under-trained" prior is the faces prior stopped at
-  5 % of the steps.
+* :func:`train_prior` -- fit a prior with the quiet Lightning ``Trainer``
+  (:func:`icml26_shared.trainer.quiet_trainer`) and cache its weights on disk under the hash of
+  its configuration; :func:`train_priors` -- the priors of an experiment by name, including the
+  "under-trained" prior (the faces prior stopped at 5 % of the steps).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 import lightning.pytorch as pl
 import torch
 import torch.nn.functional as F
+from icml26_shared.trainer import quiet_trainer
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -191,7 +193,12 @@ class DDPMPriorModule(pl.LightningModule):
         """The ``eps_model(x_t, t)`` callable used by the solvers."""
         return self.net(x, t.to(x.device))
 
-    def _loss(self, x0: torch.Tensor, gen: torch.Generator | None = None) -> torch.Tensor:
+    def eps_loss(self, x0: torch.Tensor, gen: torch.Generator | None = None) -> torch.Tensor:
+        """The DDPM eps-MSE ``|| eps - eps_theta(sqrt(abar_t) x0 + sqrt(1 - abar_t) eps, t) ||^2``.
+
+        ``t`` uniform on ``0..T-1`` and ``eps ~ N(0, I)``, drawn from ``gen`` (or the global
+        generator); the training, validation and test steps all use it.
+        """
         b = x0.shape[0]
         t = torch.randint(0, self.hparams.num_train_timesteps, (b,), generator=gen)
         noise = torch.randn(x0.shape, generator=gen).to(x0)
@@ -200,12 +207,12 @@ class DDPMPriorModule(pl.LightningModule):
         return F.mse_loss(self.net(xt, t.to(x0.device)), noise)
 
     def training_step(self, batch, batch_idx):
-        loss = self._loss(batch[0])
+        loss = self.eps_loss(batch[0])
         self.log("train/eps_mse", loss, prog_bar=True)
         return loss
 
     def validation_step(self, batch, batch_idx):
-        loss = self._loss(batch[0], torch.Generator().manual_seed(batch_idx))
+        loss = self.eps_loss(batch[0], torch.Generator().manual_seed(batch_idx))
         self.log("val/eps_mse", loss, prog_bar=True)
         return loss
 
@@ -301,17 +308,8 @@ def train_prior(
     pl.seed_everything(seed, verbose=False)
     module = DDPMPriorModule(image_size=image_size, width=width, backbone=backbone, lr=lr)
     data = ImageDomainDataModule(domain, image_size, batch_size, seed=seed)
-    trainer = pl.Trainer(
-        accelerator="cpu",
-        devices=1,
-        max_steps=steps,
-        max_epochs=-1,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        limit_val_batches=0,
-        num_sanity_val_steps=0,
+    trainer = quiet_trainer(
+        max_epochs=-1, max_steps=steps, limit_val_batches=0, num_sanity_val_steps=0
     )
     trainer.fit(module, datamodule=data)
     folder.mkdir(parents=True, exist_ok=True)
@@ -319,3 +317,68 @@ def train_prior(
     torch.save(module.state_dict(), tmp)
     os.replace(tmp, path)
     return module.eval()
+
+
+UNDER_TRAINED = "under-trained"
+
+
+def train_priors(
+    names,
+    steps: int,
+    image_size: int = 24,
+    width: int = 16,
+    batch_size: int = 32,
+    seed: int = 0,
+    backbone: str = "diffusers",
+    cache: Path | None = None,
+) -> dict[str, DDPMPriorModule]:
+    """The priors ``{name: frozen module}`` named by ``names`` (domains or ``"under-trained"``).
+
+    Each domain prior is :func:`train_prior` for ``steps`` Adam steps; ``"under-trained"`` is the
+    faces prior stopped at 5 % of the steps (``max(1, steps // 20)``). All are cached on disk, so
+    a second call with the same configuration only loads them. The returned modules do not
+    require gradients (the solvers differentiate through them with respect to ``z`` only).
+    """
+    from icml26_shared.progress import progress
+
+    names = list(names)
+    priors: dict[str, DDPMPriorModule] = {}
+    domains = [p for p in names if p != UNDER_TRAINED]
+    for name in progress(domains, desc="priors", total=len(domains)):
+        priors[name] = train_prior(name, steps, image_size, width, batch_size, seed=seed,
+                                   backbone=backbone, cache=cache)  # fmt: skip
+    if UNDER_TRAINED in names:
+        priors[UNDER_TRAINED] = train_prior("faces", under_trained_steps(steps), image_size, width,
+                                            batch_size, seed=seed, backbone=backbone, cache=cache)  # fmt: skip
+    for module in priors.values():
+        module.requires_grad_(False)
+    return {name: priors[name] for name in names}
+
+
+def under_trained_steps(steps: int) -> int:
+    """Training steps of the under-trained prior: 5 % of ``steps`` (at least one).
+
+    >>> under_trained_steps(400)
+    20
+    """
+    return max(1, steps // 20)
+
+
+def describe_priors(
+    steps: int, width: int = 16, batch_size: int = 32, backbone: str = "diffusers"
+) -> str:
+    """One sentence naming the priors of :func:`train_priors` (for result notes).
+
+    >>> describe_priors(400)[:46]
+    'diffusers UNet2DModel (channels 16/32/32, one '
+    """
+    if backbone == "diffusers":
+        net = (
+            f"diffusers UNet2DModel (channels {width}/{2 * width}/{2 * width}, one attention block)"
+        )
+    else:
+        net = f"{width}-wide TinyUNet"
+    return (
+        f"{net} trained {steps} Adam steps (batch {batch_size}); under-trained = the faces prior "
+        f"after {under_trained_steps(steps)} steps."
+    )
