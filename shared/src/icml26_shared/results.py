@@ -397,10 +397,14 @@ class Report:
             lines += [table.to_markdown(level=heading_level + 1), ""]
         for fig in self.figures:
             lines += [f"![{fig.stem}]({figure_prefix}{fig.name})", ""]
+        # with sections, the report's own notes (the setting) come first, outside any section
+        notes = [[note, ""] for note in self.notes]
+        if self.sections:
+            lines[2:2] = [ln for pair in notes for ln in pair]
         for section in self.sections.values():
             lines += [section.to_markdown(heading_level + 1, figure_prefix), ""]
-        for note in self.notes:
-            lines += [note, ""]
+        if not self.sections:
+            lines += [ln for pair in notes for ln in pair]
         meta = self.metadata
         if meta:
             bits = [f"seed {meta['seed']}" if "seed" in meta else None]
