@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 from qat_scaling.cli import main
-from qat_scaling.lm_module import QATLanguageModel
+from qat_scaling.lightning import QATLanguageModel
 
 CONFIGS = sorted((Path(__file__).parents[1] / "configs").glob("*.yaml"))
 

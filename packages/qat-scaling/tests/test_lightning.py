@@ -3,13 +3,9 @@
 import pytest
 import torch
 from icml26_shared.contract import check_contract
+from qat_scaling.activation_outliers import activation_statistics
 from qat_scaling.grid import PRESETS, run_grid
-from qat_scaling.lm_module import (
-    QATLanguageModel,
-    TextDataModule,
-    activation_statistics,
-    reject_fp16_on_cpu,
-)
+from qat_scaling.lightning import QATLanguageModel, TextDataModule, reject_fp16_on_cpu
 from qat_scaling.scaling_law import qat_error
 
 _MARKOV = {"vocab": 32, "train_tokens": 4000, "val_tokens": 1000}

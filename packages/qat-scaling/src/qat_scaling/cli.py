@@ -222,8 +222,9 @@ def outliers(
         corpus: Text for the probe windows (validation split).
         windows: Number of probe windows.
     """
+    from .activation_outliers import activation_statistics
     from .fake_quant import check_bits
-    from .lm_module import QATLanguageModel, TextDataModule, activation_statistics
+    from .lightning import QATLanguageModel, TextDataModule
 
     check_bits(bits)
     module = load_checkpoint(QATLanguageModel, ckpt)
@@ -277,20 +278,18 @@ def benchmark(
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI."""
-    from .lm_module import QATLanguageModel, TextDataModule
-
+    """The package's CLI (nothing heavy is imported until a command runs)."""
     return PaperCLI(
         PAPER,
-        model_class=QATLanguageModel,
-        datamodule_class=TextDataModule,
+        model_class="qat_scaling.lightning:QATLanguageModel",
+        datamodule_class="qat_scaling.lightning:TextDataModule",
         commands={
-            "sweep": sweep,
-            "fit-law": fit_law,
-            "decompose": decompose,
-            "predict-law": predict_law,
-            "outliers": outliers,
-            "benchmark": benchmark,
+            "sweep": "qat_scaling.cli:sweep",
+            "fit-law": "qat_scaling.cli:fit_law",
+            "decompose": "qat_scaling.cli:decompose",
+            "predict-law": "qat_scaling.cli:predict_law",
+            "outliers": "qat_scaling.cli:outliers",
+            "benchmark": "qat_scaling.cli:benchmark",
         },
         trainer_defaults={"max_steps": 200, "val_check_interval": 100, "limit_val_batches": 8},
     )

@@ -10,9 +10,10 @@ QAT runs over N, D, G; here a CPU-sized grid).
    starts at ``(1 - f) D_i`` from a snapshot of the stable phase, is evaluated on the fixed
    validation windows, and the main run resumes from the snapshot (Hagele et al. 2024)
    -> :func:`train_run`.
-3. Grid specification and presets ``smoke`` (tests), ``small`` (quick reproduce, a few
-   minutes), ``medium`` (the full CPU reproduce) -> :class:`GridSpec`, :data:`PRESETS`,
-   :func:`run_grid`.
+3. Grid specification and the named grids of ``sweep`` / ``benchmark``: ``smoke`` (tests),
+   ``small`` (the grid of ``configs/reproduce/quick.yaml``), ``medium`` (that of
+   ``full.yaml``) -> :class:`GridSpec`, :data:`PRESETS`, :func:`run_grid`; one training of a
+   grid shared by every report section -> :func:`grid_records`.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ import copy
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import torch
 from icml26_shared.progress import progress
 
-from .lm_module import NonFiniteLossError, QATLanguageModel, TextDataModule, activation_statistics
+from .activation_outliers import activation_statistics
+from .lightning import NonFiniteLossError, QATLanguageModel, TextDataModule
 from .tiny_llama import SIZES
 
 
@@ -68,6 +70,12 @@ class GridSpec:
     stats_bits: int = 4
 
     def __post_init__(self) -> None:
+        # YAML gives lists: store tuples, so that a spec from a preset equals (and hashes like)
+        # the same spec written in Python
+        for name in ("sizes", "budgets", "noise_seeds"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "runs", tuple((str(s), int(g)) for s, g in self.runs))
+        object.__setattr__(self, "corpus_kwargs", dict(self.corpus_kwargs))
         unknown = [s for s in self.sizes if s not in SIZES]
         if unknown:
             raise ValueError(f"unknown size(s) {unknown}; choose from {', '.join(SIZES)}")
@@ -297,11 +305,6 @@ def run_grid(
     return records
 
 
-def spec_dict(spec: GridSpec) -> dict:
-    """JSON-ready description of a spec."""
-    return asdict(spec)
-
-
 def spec_hash(spec: GridSpec) -> str:
     """Short hash of a spec (names the JSONL file so that runs of other specs are not mixed)."""
     import hashlib
@@ -309,6 +312,28 @@ def spec_hash(spec: GridSpec) -> str:
     return hashlib.sha256(json.dumps(asdict(spec), sort_keys=True).encode()).hexdigest()[:10]
 
 
-def with_overrides(spec: GridSpec, **kwargs) -> GridSpec:
-    """A copy of ``spec`` with some fields replaced."""
-    return replace(spec, **kwargs)
+def grid_spec(setting: GridSpec, seed: int | None = None) -> GridSpec:
+    """The plain :class:`GridSpec` of ``setting`` (a subclass carrying more options), at ``seed``.
+
+    >>> grid_spec(PRESETS["smoke"], seed=3).seed
+    3
+    """
+    spec = GridSpec(**{f.name: getattr(setting, f.name) for f in fields(GridSpec)})
+    return spec if seed is None else replace(spec, seed=seed)
+
+
+_TRAINED: dict[tuple[str, str | None], list[dict]] = {}
+
+
+def grid_records(spec: GridSpec, runs_file: str | Path | None = None) -> list[dict]:
+    """The run records of ``spec``'s grid, trained once per process.
+
+    Several report sections read the same grid: the first call trains it (through
+    :func:`run_grid`, resuming from ``runs_file`` when given), later calls with an equal spec
+    return the same records.
+    """
+    spec = grid_spec(spec)
+    key = (spec_hash(spec), None if runs_file is None else str(Path(runs_file).resolve()))
+    if key not in _TRAINED:
+        _TRAINED[key] = run_grid(spec, runs_file)
+    return _TRAINED[key]

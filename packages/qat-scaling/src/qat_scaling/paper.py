@@ -9,5 +9,5 @@ PAPER = Paper(
     import_name="qat_scaling",
     summary="A unified scaling law for W4A4 quantization-aware training: fit, decompose and probe QAT error",
     url="https://arxiv.org/abs/2505.14302",
-    reproduce="qat_scaling.reproduce:reproduce",
+    reproduce="qat_scaling.reproduce:EXPERIMENT",
 )

@@ -36,6 +36,13 @@ SIZES: dict[str, LlamaSize] = {
     "s64": LlamaSize(64, 2, 128, 4),
     "s96": LlamaSize(96, 3, 256, 4),
     "s128": LlamaSize(128, 4, 256, 4),
+    # The paper's scale (configs/reproduce/paper.yaml, for GPUs): Llama-3-style shapes with
+    # head dim 64 whose non-embedding N is close to the paper's 74M / 145M / 297M / 595M (the
+    # exact shapes were not available; inferred), every dim divisible by G <= 256.
+    "p74m": LlamaSize(768, 10, 2048, 12),
+    "p145m": LlamaSize(1024, 12, 2816, 16),
+    "p297m": LlamaSize(1280, 16, 3584, 20),
+    "p595m": LlamaSize(1536, 20, 4096, 24),
 }
 
 

@@ -13,6 +13,8 @@ steps), so the quantised weights, inputs and outputs agree bit for bit.
 - :func:`torchao_linear`: torchao's ``FakeQuantizedLinear`` with the weights and config of a
   :class:`~qat_scaling.quant_linear.QuantLinear`
 - :func:`compare`: our and torchao's quantised weights and inputs of one layer on a batch
+- :func:`parity_table`: :func:`compare` at W4A4 / W8A8 and several G, on Gaussian and
+  heavy-tailed (Student t, 3 dof) inputs (the ``reproduce`` anchor table)
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import torch
 
 from .quant_linear import QuantLinear
 
-__all__ = ["compare", "torchao_available", "torchao_linear"]
+__all__ = ["compare", "parity_table", "torchao_available", "torchao_linear"]
 
 
 def torchao_available() -> bool:
@@ -98,3 +100,47 @@ def compare(layer: QuantLinear, x: torch.Tensor) -> dict:
         "input": _mismatched(x_ours, x_ref),
         "output_max_abs_diff": float((y_ours - y_ref).abs().max()),
     }
+
+
+def parity_table(groups, seed: int = 0, features: int = 256, rows: int = 512):
+    """Our fake quantisers vs torchao's on Gaussian and Student t (3 dof) inputs, as a table.
+
+    Args:
+        groups: Group sizes G to check (each must divide ``features``).
+        seed: Seed of the inputs and the layers' weights.
+        features: Square layer size.
+        rows: Input rows.
+
+    Returns:
+        A :class:`~icml26_shared.results.Table`, one row per (bits, G, input).
+    """
+    from icml26_shared.results import Table
+
+    table = Table(
+        "Anchor: our fake quantisers vs torchao's FakeQuantizedLinear (scale_rule='torchao')",
+        ["bits", "G", "input", "weight mismatched", "input mismatched", "output max |diff|"],
+        notes=(
+            f"A {features} x {features} layer (Kaiming-uniform weights) on {rows} input rows; "
+            "mismatched = entries whose quantised value differs from torchao's "
+            "(IntxFakeQuantizer, symmetric per-group weights and per-token per-group "
+            "activations). Same convention: s = absmax / ((2^b - 1)/2), integers in "
+            "[-2^(b-1), 2^(b-1) - 1]."
+        ),
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    inputs = {
+        "Gaussian": torch.randn(rows, features),
+        "Student t (3)": torch.distributions.StudentT(3.0).sample((rows, features)),
+    }
+    for bits in (4, 8):
+        for G in groups:
+            layer = QuantLinear(features, features, w_bits=bits, a_bits=bits, group_size=G,
+                                scale_rule="torchao")  # fmt: skip
+            for name, x in inputs.items():
+                r = compare(layer, x)
+                table.add_row(**{
+                    "bits": f"W{bits}A{bits}", "G": G, "input": name,
+                    "weight mismatched": r["weight"], "input mismatched": r["input"],
+                    "output max |diff|": r["output_max_abs_diff"],
+                })  # fmt: skip
+    return table

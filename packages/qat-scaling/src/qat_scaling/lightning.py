@@ -1,4 +1,4 @@
-"""QAT of tiny Llama LMs as Lightning modules: model, data, schedule, activation statistics.
+"""QAT of tiny Llama LMs as Lightning modules: model, data, schedule, activation-statistics callback.
 
 Paper: "Scaling Law for Quantization-Aware Training", Chen et al., arXiv 2505.14302.
 
@@ -9,15 +9,13 @@ Paper: "Scaling Law for Quantization-Aware Training", Chen et al., arXiv 2505.14
    whose decay branches can start from any point of the stable phase -> :func:`wsd_factor`.
 3. Data: fixed-length windows of a corpus, a seeded order of training windows shared by all
    paired runs, fixed validation windows -> :class:`TextDataModule`.
-4. FC2-input outliers (Sec. on the activation bottleneck): kurtosis, max/RMS and the 4-bit
-   relative error of the input of every linear layer -> :func:`activation_statistics`,
-   :class:`ActivationStatsCallback`.
+4. FC2-input outliers (Sec. on the activation bottleneck), logged during training
+   -> :class:`ActivationStatsCallback` (the statistics: :mod:`qat_scaling.activation_outliers`).
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from typing import Any, Literal
 
 import lightning.pytorch as pl
@@ -26,9 +24,9 @@ import torchmetrics
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
+from .activation_outliers import activation_statistics
 from .corpora import build_corpus
-from .fake_quant import fake_quantize
-from .quant_linear import LLAMA_LINEARS, QATScheme, apply_qat
+from .quant_linear import QATScheme, apply_qat
 from .tiny_llama import count_params, tiny_llama
 
 
@@ -302,67 +300,6 @@ class TextDataModule(pl.LightningDataModule):
 
     def predict_dataloader(self) -> DataLoader:
         return self.val_dataloader()
-
-
-def kurtosis(x: torch.Tensor) -> float:
-    """Pearson kurtosis E[(x - mu)^4] / var^2 of all entries (3 for a Gaussian).
-
-    >>> round(kurtosis(torch.randn(200_000, generator=torch.Generator().manual_seed(0))), 1)
-    3.0
-    """
-    x = x.double().flatten()
-    c = x - x.mean()
-    var = (c**2).mean()
-    return float((c**4).mean() / var.clamp_min(1e-30) ** 2)
-
-
-@torch.no_grad()
-def activation_statistics(
-    model: nn.Module, tokens: torch.Tensor, bits: int = 4, group_size: int = 32
-) -> dict[str, dict[str, float]]:
-    """Input statistics of every block linear layer, averaged over blocks, by layer name.
-
-    For each of ``q/k/v/o_proj, gate/up/down_proj`` returns ``kurtosis``, ``max_over_rms``
-    (max |x| / RMS of the input) and ``rel_mse`` (``||Q(x) - x||^2 / ||x||^2`` with ``bits``
-    per-token per-group fake quantisation). The statistics are of the raw input (before the
-    layer's own quantiser).
-    """
-    inner = model.model if hasattr(model, "model") and hasattr(model.model, "layers") else model
-    captured: dict[str, list[torch.Tensor]] = defaultdict(list)
-    hooks = []
-    for block in inner.layers:
-        for name in LLAMA_LINEARS:
-            parent, attr = name.split(".")
-            module = getattr(getattr(block, parent), attr)
-            hooks.append(
-                module.register_forward_hook(
-                    lambda mod, inp, out, name=name: captured[name].append(inp[0].detach())
-                )
-            )
-    was_training = model.training
-    model.eval()
-    try:
-        model(input_ids=tokens) if hasattr(model, "config") else model(tokens)
-    finally:
-        for h in hooks:
-            h.remove()
-        model.train(was_training)
-    stats: dict[str, dict[str, float]] = {}
-    for name in LLAMA_LINEARS:
-        rows = []
-        for x in captured[name]:
-            g = group_size if x.shape[-1] % group_size == 0 else x.shape[-1]
-            q = fake_quantize(x, bits, g)
-            rows.append(
-                (
-                    kurtosis(x),
-                    float(x.abs().max() / x.pow(2).mean().sqrt().clamp_min(1e-30)),
-                    float((q - x).pow(2).sum() / x.pow(2).sum().clamp_min(1e-30)),
-                )
-            )
-        k, m, r = (sum(v) / len(rows) for v in zip(*rows, strict=True))
-        stats[name] = {"kurtosis": k, "max_over_rms": m, "rel_mse": r}
-    return stats
 
 
 class ActivationStatsCallback(pl.Callback):
