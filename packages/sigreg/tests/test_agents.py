@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 from icml26_shared.contract import check_contract
-from sigreg.ppo_agent import PPOModule, gae
-from sigreg.pqn_agent import PQNModule, q_lambda_returns
+from sigreg.lightning import PPOModule, PQNModule, RolloutDataModule
+from sigreg.ppo_agent import gae
+from sigreg.pqn_agent import q_lambda_returns
 from sigreg.rl_benchmark import bootstrap_ci, iqm, return_auc, run_agent
-from sigreg.rollout_data import RolloutDataModule
 
 
 def test_q_lambda_one_is_discounted_monte_carlo_return_and_dones_cut():

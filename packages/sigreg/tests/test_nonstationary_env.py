@@ -74,13 +74,19 @@ def test_minatar_breakout_builds_and_steps_when_installed():
     assert env.phase == 1
 
 
-def test_minatar_section_skips_cleanly_without_the_package(monkeypatch, tmp_path):
+def test_minatar_is_skipped_cleanly_without_the_package(monkeypatch):
     import sys
 
-    from icml26_shared.results import Report
-    from sigreg import reproduce as rep
+    from sigreg.rl_benchmark import control_benchmark
 
     monkeypatch.setitem(sys.modules, "minatar", None)  # import raises ImportError
-    report = Report("sigreg", tmp_path)
-    assert rep._minatar(report, rep.QUICK, 0) is None
-    assert not report.tables and any("minatar" in n for n in report.notes)
+    small = {"lr": 1e-3, "num_envs": 2, "num_steps": 4, "hidden": 8}
+    tables, tasks, notes = control_benchmark(
+        [0.0], 1, small, dict(small, num_minibatches=2), pqn_iterations=2, pqn_seeds=1,
+        ppo_iterations=1, ppo_seeds=1, minatar_iterations=2, minatar_seeds=1,
+    )  # fmt: skip
+    assert list(tasks) == ["CartPole-v1"] and any("minatar" in n for n in notes)
+    assert [t.title.split(":")[0] for t in tables] == [
+        "Non-stationary CartPole",
+        "Aggregate over tasks",
+    ]

@@ -9,8 +9,9 @@ from icml26_shared import hub
 from icml26_shared.contract import assert_one_line_error
 from sigreg.cli import main
 from sigreg.encoder import NatureCNN, make_trunk
+from sigreg.lightning import DigitsShuffleDataModule
 from sigreg.nonstationary_env import build_env, make_vector_env
-from sigreg.shuffled_labels import DigitsShuffleDataModule, load_cifar10_tensors
+from sigreg.shuffled_labels import load_cifar10_tensors
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
@@ -40,7 +41,7 @@ def test_cifar10_config_offline_gives_one_line_on_the_cli(offline, capsys):
         [
             "fit",
             "--config",
-            str(CONFIGS / "cifar10-shuffle-sigreg.yaml"),
+            str(CONFIGS / "real" / "cifar10-shuffle-sigreg.yaml"),
             "--trainer.fast_dev_run",
             "true",
             "--trainer.logger",
@@ -77,7 +78,7 @@ def test_atari_without_ale_py_is_one_clear_error(monkeypatch):
 
 def test_atari_pqn_with_nature_cnn_runs_an_update():
     pytest.importorskip("ale_py")
-    from sigreg.pqn_agent import PQNModule
+    from sigreg.lightning import PQNModule
     from sigreg.rl_benchmark import run_agent
 
     env = build_env("ALE/Breakout-v5", 1)

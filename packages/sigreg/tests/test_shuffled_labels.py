@@ -3,12 +3,9 @@
 import pytest
 import torch
 from icml26_shared.contract import check_contract
-from sigreg.shuffled_labels import (
-    DigitsShuffleDataModule,
-    ShuffledLabelClassifier,
-    phase_labels,
-    run_shuffled_labels,
-)
+from sigreg.lightning import DigitsShuffleDataModule, ShuffledLabelClassifier
+from sigreg.shuffled_labels import phase_labels
+from sigreg.shuffled_labels_benchmark import run_shuffled_labels
 
 
 def test_phase_labels_are_permutations_of_the_true_labels():

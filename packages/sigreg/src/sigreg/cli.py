@@ -1,11 +1,12 @@
 """Command line of sigreg: ``sigreg --help``.
 
 ``fit/validate/test/predict`` (LightningCLI in subclass mode over
-:class:`~sigreg.shuffled_labels.ShuffledLabelClassifier`,
-:class:`~sigreg.pqn_agent.PQNModule`, :class:`~sigreg.ppo_agent.PPOModule` with their data
-modules; see ``configs/``), ``reproduce``, and the package commands ``stat`` (SIGReg and
-diagnostics of your own embeddings), ``benchmark`` (one suite) and ``diagnose``
-(representation diagnostics of a checkpoint).
+:class:`~sigreg.lightning.ShuffledLabelClassifier`, :class:`~sigreg.lightning.PQNModule`,
+:class:`~sigreg.lightning.PPOModule` with their data modules; see ``configs/``),
+``reproduce``, and the package commands ``stat`` (SIGReg and diagnostics of your own
+embeddings), ``benchmark`` (one suite) and ``diagnose`` (representation diagnostics of a
+checkpoint). Nothing heavy is imported until a command runs: ``sigreg --help`` imports
+neither torch nor lightning.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from pathlib import Path
 from typing import Literal
 
 from icml26_shared.cli import PaperCLI, UsageError
-from icml26_shared.progress import quiet_lightning
 
 from .paper import PAPER
 
@@ -83,6 +83,8 @@ def benchmark(
         epochs_per_phase: Epochs per phase for digits-shuffle.
         seed: Seed.
     """
+    from icml26_shared.progress import quiet_lightning
+
     if sigreg_lambda < 0:
         raise UsageError(f"--sigreg_lambda must be >= 0, got {sigreg_lambda}")
     with quiet_lightning():
@@ -95,7 +97,8 @@ def benchmark(
                     f"ratio vs isotropic {r['ratio_vs_iso']:.4g}"
                 )
         elif suite == "digits-shuffle":
-            from sigreg.shuffled_labels import METHODS, run_shuffled_labels
+            from sigreg.shuffled_labels import METHODS
+            from sigreg.shuffled_labels_benchmark import run_shuffled_labels
 
             if method not in METHODS:
                 raise UsageError(f"unknown method {method!r}; choose one of {list(METHODS)}")
@@ -135,53 +138,49 @@ def diagnose(checkpoint: Path, n: int = 512, seed: int = 0) -> None:
     """Representation diagnostics (dormancy, srank, isotropy, SIGReg) of a checkpoint.
 
     Args:
-        checkpoint: Checkpoint of a ShuffledLabelClassifier or PQNModule written by ``fit``.
+        checkpoint: Checkpoint of a ShuffledLabelClassifier, PQNModule or PPOModule written
+            by ``fit``.
         n: Number of inputs to score.
-        seed: Seed of the inputs (PQN: uniform observations in [-1, 1]).
+        seed: Seed of the inputs (agents: uniform observations in [-1, 1]).
     """
-    import pickle
-
     import torch
+    from icml26_shared.cli import load_checkpoint
 
-    from sigreg.pqn_agent import PQNModule
-    from sigreg.shuffled_labels import ShuffledLabelClassifier, load_digits_tensors
+    from sigreg.lightning import PPOModule, PQNModule, ShuffledLabelClassifier
+    from sigreg.shuffled_labels import load_digits_tensors
 
-    if not Path(checkpoint).is_file():
-        raise UsageError(f"checkpoint {str(checkpoint)!r} does not exist")
-    try:
-        ckpt = torch.load(checkpoint, map_location="cpu", weights_only=False)
-    except (RuntimeError, EOFError, OSError, ValueError, pickle.UnpicklingError) as err:
-        raise UsageError(f"cannot read checkpoint {str(checkpoint)!r}: {err}") from err
-    hp = ckpt.get("hyper_parameters", {}) if isinstance(ckpt, dict) else {}
-    if "env_id" in hp and "q_lambda" in hp:
-        module = PQNModule.load_from_checkpoint(checkpoint, map_location="cpu", weights_only=False)
-        g = torch.Generator().manual_seed(seed)
-        out = module.diagnose(2 * torch.rand(n, module.obs_dim, generator=g) - 1)
-    elif "n_classes" in hp:
-        module = ShuffledLabelClassifier.load_from_checkpoint(
-            checkpoint, map_location="cpu", weights_only=False
-        )
+    errors = []
+    for module_class in (ShuffledLabelClassifier, PQNModule, PPOModule):
+        try:
+            module = load_checkpoint(module_class, checkpoint)
+            break
+        except UsageError as err:  # not this class (or not a checkpoint at all)
+            errors.append(err)
+    else:
+        raise errors[0]
+    if isinstance(module, ShuffledLabelClassifier):
         x, y = load_digits_tensors()
         out = module.diagnose(x[:n], y[:n])
     else:
-        raise UsageError(
-            f"{str(checkpoint)!r} is not a ShuffledLabelClassifier or PQNModule checkpoint"
-        )
+        g = torch.Generator().manual_seed(seed)
+        out = module.diagnose(2 * torch.rand(n, module.obs_dim, generator=g) - 1)
     for k, v in out.items():
         print(f"{k}: {v:.6g}")
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI."""
-    import lightning.pytorch as pl
-
+    """The package's CLI (nothing heavy is imported until a command runs)."""
     return PaperCLI(
         PAPER,
-        model_class=pl.LightningModule,
-        datamodule_class=pl.LightningDataModule,
+        model_class="lightning.pytorch:LightningModule",
+        datamodule_class="lightning.pytorch:LightningDataModule",
         subclass_mode_model=True,
         subclass_mode_data=True,
-        commands={"stat": stat, "benchmark": benchmark, "diagnose": diagnose},
+        commands={
+            "stat": "sigreg.cli:stat",
+            "benchmark": "sigreg.cli:benchmark",
+            "diagnose": "sigreg.cli:diagnose",
+        },
     )
 
 

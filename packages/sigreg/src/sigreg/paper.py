@@ -9,5 +9,5 @@ PAPER = Paper(
     import_name="sigreg",
     summary="Sketched Isotropic Gaussian Regularization (SIGReg) for deep RL under non-stationarity",
     url="https://arxiv.org/abs/2602.19373",
-    reproduce="sigreg.reproduce:reproduce",
+    reproduce="sigreg.reproduce:EXPERIMENT",
 )

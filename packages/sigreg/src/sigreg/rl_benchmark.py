@@ -10,6 +10,10 @@
   ``P(X > Y)`` of one method over another (``rliable`` when installed, the same
   definitions in numpy otherwise) -> :func:`aggregate_interval`,
   :func:`probability_of_improvement`
+* the benchmark tables: per task, one row per (agent, lambda) with the return AUC IQM and
+  its CI over seeds, final return, dormancy, srank and timings -> :func:`control_table`,
+  :func:`run_control`; over tasks, the IQM of each run's AUC divided by the mean AUC of
+  lambda = 0 on its task -> :func:`aggregate_table`; the return curves -> :func:`control_figure`
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import time
 
 import lightning.pytorch as pl
 import numpy as np
+from icml26_shared.progress import progress
+from icml26_shared.results import Table
 
 
 def return_curve(episodes: list[tuple[int, float]], total_steps: int, bins: int = 20) -> np.ndarray:
@@ -162,9 +168,9 @@ def run_agent(
     **overrides,
 ) -> dict:
     """Train one agent for ``iterations`` rollouts; episodes, AUC, diagnostics, timings."""
-    from sigreg.ppo_agent import PPOModule
-    from sigreg.pqn_agent import PQNModule
-    from sigreg.rollout_data import RolloutDataModule
+    from icml26_shared.trainer import quiet_trainer
+
+    from sigreg.lightning import PPOModule, PQNModule, RolloutDataModule
 
     pl.seed_everything(seed, verbose=False)
     kw = dict(
@@ -185,15 +191,7 @@ def run_agent(
         module = PPOModule(iterations=iterations, **kw)
     else:
         raise ValueError(f"unknown agent {agent!r}; choose 'pqn' or 'ppo'")
-    trainer = pl.Trainer(
-        accelerator="cpu",
-        devices=1,
-        max_epochs=1,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-    )
+    trainer = quiet_trainer(max_epochs=1)
     t0 = time.perf_counter()
     trainer.fit(module, datamodule=RolloutDataModule(iterations))
     wall = time.perf_counter() - t0
@@ -210,3 +208,202 @@ def run_agent(
         "reg_s": module.reg_time,
         "diagnostics": diag,
     }
+
+
+def control_table(title: str, notes: str) -> Table:
+    """An empty per-task table of :func:`run_control` rows."""
+    return Table(
+        title,
+        ["agent", "method", "return AUC IQM", "CI low", "CI high", "final return",
+         "dormant % tau=0", "srank", "wall", "SIGReg fwd share of update", "seeds"],
+        units={"wall": "s", "SIGReg fwd share of update": "%"},
+        notes=notes,
+    )  # fmt: skip
+
+
+def run_control(
+    table: Table,
+    plans: list[tuple[str, str, int, int, dict]],
+    env_id: str,
+    *,
+    lambdas,
+    phase_iterations: int,
+    seed: int = 0,
+    desc: str = "control",
+) -> dict[tuple[str, float], list[dict]]:
+    """Run every (agent, lambda, seed) of ``plans``; add one row per (agent, lambda) to ``table``.
+
+    ``plans`` holds ``(row name, agent, iterations, number of seeds, agent keyword arguments)``
+    (the keyword arguments must hold ``num_steps``); the observation changes every
+    ``phase_iterations`` rollouts. Seeds are ``seed, seed + 1, ...``. Returns
+    ``{(row name, lambda): [run_agent results]}``.
+    """
+    jobs = [
+        (name, agent, iters, kw, lam, k)
+        for name, agent, iters, n_seeds, kw in plans
+        for lam in lambdas
+        for k in range(n_seeds)
+    ]
+    results: dict[tuple, list] = {}
+    for name, agent, iters, kw, lam, k in progress(jobs, desc=desc, total=len(jobs)):
+        res = run_agent(
+            agent,
+            env_id=env_id,
+            sigreg_lambda=lam,
+            iterations=iters,
+            ns_period=phase_iterations * kw["num_steps"],
+            seed=seed + k,
+            **kw,
+        )
+        results.setdefault((name, lam), []).append(res)
+    for (name, lam), runs in results.items():
+        point, lo, hi, how = interval_estimate([r["auc"] for r in runs])
+        diag = [r["diagnostics"] for r in runs if r["diagnostics"]]
+        share = 100 * float(
+            np.sum([r["reg_s"] for r in runs]) / max(np.sum([r["update_s"] for r in runs]), 1e-9)
+        )
+        table.add_row(
+            agent=name,
+            method="none" if lam == 0 else f"SIGReg l={lam}",
+            **{
+                "return AUC IQM": point,
+                "CI low": lo,
+                "CI high": hi,
+                "final return": float(np.mean([r["final"] for r in runs])),
+                "dormant % tau=0": 100 * float(np.mean([d["dormant_tau0"] for d in diag]))
+                if diag
+                else None,
+                "srank": float(np.mean([d["srank"] for d in diag])) if diag else None,
+                "wall": float(np.mean([r["wall_s"] for r in runs])),
+                "SIGReg fwd share of update": share,
+                "seeds": f"{len(runs)} ({how})",
+            },
+        )
+    return results
+
+
+def aggregate_table(tasks: dict[str, dict], lambdas, agent: str = "PQN") -> Table:
+    """IQM over (runs x tasks) of baseline-normalised AUC, stratified bootstrap, P(improvement).
+
+    ``tasks`` maps a task name to the :func:`run_control` results of that task; the score of
+    a run is its AUC divided by the mean AUC of ``agent`` at lambda = 0 on its task.
+    """
+    names = list(tasks)
+    n_runs = min(len(res[(agent, lam)]) for res in tasks.values() for lam in lambdas)
+    mats = {}
+    for lam in lambdas:
+        cols = []
+        for task in names:
+            base = np.mean([r["auc"] for r in tasks[task][(agent, 0.0)]])
+            runs = tasks[task][(agent, lam)][:n_runs]
+            cols.append([r["auc"] / max(base, 1e-9) for r in runs])
+        mats[lam] = np.array(cols).T  # (runs, tasks)
+    est = aggregate_interval({str(lam): m for lam, m in mats.items()})
+    table = Table(
+        f"Aggregate over tasks: {agent} return AUC normalised by the lambda = 0 mean of each task",
+        ["method", "IQM", "CI low", "CI high", "P(improvement over none)", "runs x tasks", "how"],
+        notes=(
+            f"Tasks: {', '.join(names)}; score = run AUC / mean AUC of lambda = 0 on that "
+            "task (1 = the baseline's mean). IQM over all runs and tasks, 95 % stratified "
+            "bootstrap CI (runs resampled within each task, 2000 reps; rliable's "
+            "get_interval_estimates + aggregate_iqm where installed); P(improvement) = "
+            "P(X > Y) over run pairs, averaged over tasks (rliable's definition)."
+        ),
+    )
+    for lam, m in mats.items():
+        point, lo, hi, how = est[str(lam)]
+        table.add_row(
+            method="none" if lam == 0 else f"SIGReg l={lam}",
+            IQM=point,
+            **{
+                "CI low": lo,
+                "CI high": hi,
+                "P(improvement over none)": probability_of_improvement(m, mats[0.0]),
+                "runs x tasks": f"{m.shape[0]} x {m.shape[1]}",
+                "how": how,
+            },
+        )
+    return table
+
+
+def control_figure(tasks: dict[str, dict]):
+    """Mean return curve (20 step bins) per (agent, lambda), one panel per task."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(tasks), figsize=(6 * len(tasks), 4), squeeze=False)
+    for ax, (task, results) in zip(axes[0], tasks.items(), strict=True):
+        for (name, lam), runs in results.items():
+            curve = np.mean([return_curve(r["episodes"], r["total_steps"]) for r in runs], axis=0)
+            ax.plot(curve, label=f"{name} lambda={lam}")
+        ax.set_xlabel("training progress (20 bins)")
+        ax.set_ylabel("episode return")
+        ax.set_title(f"non-stationary {task}")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def control_benchmark(
+    lambdas,
+    phase_iterations: int,
+    pqn: dict,
+    ppo: dict,
+    *,
+    pqn_iterations: int,
+    pqn_seeds: int,
+    ppo_iterations: int,
+    ppo_seeds: int,
+    minatar_iterations: int,
+    minatar_seeds: int,
+    seed: int = 0,
+) -> tuple[list[Table], dict[str, dict], list[str]]:
+    """PQN / PPO +- SIGReg on non-stationary CartPole and (with ``minatar``) MinAtar Breakout.
+
+    ``pqn`` / ``ppo`` are the agents' keyword arguments (with ``lr``, ``num_envs`` and
+    ``num_steps``); every ``lambdas`` value runs for every seed. Returns the tables
+    (CartPole, MinAtar when installed, the aggregate over tasks), ``{task: run_control
+    results}`` for :func:`control_figure`, and notes on what was skipped.
+    """
+    run = dict(lambdas=lambdas, phase_iterations=phase_iterations)
+    bench = "(`pip install sigreg[bench]`)"
+    cartpole = control_table(
+        "Non-stationary CartPole: PQN / PPO with and without SIGReg",
+        "CartPole-v1; the observation is re-permuted and its signs re-flipped every "
+        f"{phase_iterations} rollouts (phase 0 = unchanged). Return AUC = mean raw episode "
+        "return over 20 equal step bins of the run; IQM and 95 % bootstrap CI over seeds "
+        f"(rliable where installed). PQN: {pqn['num_envs']} envs x {pqn['num_steps']} steps, "
+        f"2 epochs x 4 minibatches, RAdam {pqn['lr']:g}, LayerNorm, Q(lambda)=0.65, SIGReg on "
+        "the LayerNorm'd trunk output before the head's ReLU; PPO: "
+        f"{ppo['num_envs']} envs x {ppo['num_steps']} steps, Adam {ppo['lr']:g} annealed, shared "
+        f"trunk, SIGReg on its hidden state. lambda in {lambdas}; final return = mean of the "
+        "last 20 episodes; dormant/srank on the last rollout's observations. 'SIGReg fwd share' "
+        "= wall time of the SIGReg forward / wall time of the updates (backward excluded; see "
+        "the cost table).",
+    )  # fmt: skip
+    plans = [("PQN", "pqn", pqn_iterations, pqn_seeds, pqn),
+             ("PPO", "ppo", ppo_iterations, ppo_seeds, ppo)]  # fmt: skip
+    tasks = {"CartPole-v1": run_control(cartpole, plans, "CartPole-v1", seed=seed, **run)}
+    tables, notes = [cartpole], []
+    try:
+        import minatar  # noqa: F401
+    except ImportError:
+        notes.append(f"minatar is not installed: MinAtar Breakout was skipped {bench}.")
+    else:
+        env = "MinAtar/Breakout-v1"
+        minatar_table = control_table(
+            "Non-stationary MinAtar Breakout: PQN with and without SIGReg",
+            f"{env} (MinAtar 10x10x4 binary frames, sticky actions 0.1, minimal action set), "
+            f"{minatar_iterations} rollouts of {pqn['num_envs']} envs x {pqn['num_steps']} "
+            f"steps ({minatar_iterations * pqn['num_envs'] * pqn['num_steps']} env steps); the "
+            f"flattened observation is re-permuted and sign-flipped every {phase_iterations} "
+            "rollouts. PQN as in the CartPole table (MLP trunk 2 x 128 on the flattened frame, "
+            "not the paper's CNN).",
+        )  # fmt: skip
+        plan = [("PQN", "pqn", minatar_iterations, minatar_seeds, pqn)]
+        tasks[env] = run_control(minatar_table, plan, env, seed=seed, desc="minatar", **run)
+        tables.append(minatar_table)
+    tables.append(aggregate_table(tasks, lambdas))
+    return tables, tasks, notes
