@@ -3,10 +3,10 @@
 import pytest
 import torch
 from icml26_shared.contract import check_contract
-from revit_equivariant import emulator, fno, reproduce
-from revit_equivariant.emulator import EmulatorModule
+from revit_equivariant import backbones, benchmark, fno
+from revit_equivariant.benchmark import FitConfig, row_label
 from revit_equivariant.fno import FNO2d, NeuralOperatorFNO2d
-from revit_equivariant.pde_data import PDEDataModule
+from revit_equivariant.lightning import EmulatorModule, PDEDataModule
 
 SMALL = {"width": 4, "modes": 4}
 
@@ -25,24 +25,24 @@ def test_neuraloperator_fno_backbone_contract_and_row(tmp_path):
         lambda: EmulatorModule("fno", **SMALL), _data, tmp_path, forward_fn=lambda m, b: m(b["x"])
     )
     assert result.output.shape == (2, 2, 16, 16)
-    name, backbone, _ = reproduce.fno_row()
-    assert backbone == "fno" and name.startswith("FNO (neuraloperator ")
+    assert row_label(FitConfig("fno", {"backbone": "fno"}, {}, 1)).startswith(
+        "FNO (neuraloperator "
+    )
     with pytest.raises(ValueError, match="modes do not fit"):
         NeuralOperatorFNO2d(4, (0, 1), width=4, modes=12)(torch.randn(1, 4, 16, 16))
 
 
 def test_without_neuraloperator_fno_falls_back_loudly(monkeypatch):
     monkeypatch.setattr(fno, "neuraloperator_version", lambda: None)
-    monkeypatch.setattr(emulator, "neuraloperator_version", lambda: None)
-    monkeypatch.setattr(reproduce, "neuraloperator_version", lambda: None)
+    monkeypatch.setattr(backbones, "neuraloperator_version", lambda: None)
+    monkeypatch.setattr(benchmark, "neuraloperator_version", lambda: None)
     with pytest.warns(UserWarning, match="neuraloperator is not installed"):
         module = EmulatorModule("fno", **SMALL)
     assert isinstance(module.net, FNO2d)
     assert module(torch.randn(1, 4, 16, 16)).shape == (1, 2, 16, 16)
     with pytest.raises(ImportError, match=r"revit-equivariant\[bench\]"):
         NeuralOperatorFNO2d(4, (0, 1))
-    name, backbone, _ = reproduce.fno_row()
-    assert backbone == "fno-own" and "not installed" in name
+    assert "not installed" in row_label(FitConfig("fno", {"backbone": "fno"}, {}, 1))
 
 
 def test_fno_own_never_uses_neuraloperator():

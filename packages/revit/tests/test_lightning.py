@@ -3,9 +3,10 @@
 import pytest
 import torch
 from icml26_shared.contract import check_contract
-from revit_equivariant.emulator import VRMSE, EmulatorModule
 from revit_equivariant.group import equivariance_error
-from revit_equivariant.pde_data import PairDataset, PDEDataModule, problem_spec
+from revit_equivariant.lightning import EmulatorModule, PDEDataModule
+from revit_equivariant.metrics import VRMSE
+from revit_equivariant.pde_data import PairDataset, problem_spec
 
 SMALL = {"window": 2, "embed_dim": 8, "heads": 2, "depths": (1, 1, 1), "width": 4, "modes": 4}
 

@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 import torch
 from revit_equivariant.cli import main
-from revit_equivariant.emulator import EmulatorModule
 from revit_equivariant.group import equivariance_error
-from revit_equivariant.pde_data import PDEDataModule
+from revit_equivariant.lightning import EmulatorModule, PDEDataModule
 from revit_equivariant.real_data import write_well_hdf5
 
 SMALL = {"patch": 2, "window": 2, "embed_dim": 8, "heads": 2, "depths": (1, 1, 1)}

@@ -2,8 +2,8 @@
 
 import pytest
 import torch
-from revit_equivariant.emulator import EmulatorModule
 from revit_equivariant.group import equivariance_error
+from revit_equivariant.lightning import EmulatorModule
 from revit_equivariant.pde_data import problem_spec
 
 

@@ -1,7 +1,8 @@
 """Command line of revit-equivariant: ``revit --help``.
 
-``fit/validate/test/predict`` (LightningCLI over :class:`EmulatorModule` and
-:class:`PDEDataModule`: synthetic problems, or local real-data files with ``--data.path``), ``reproduce``, and the package commands ``simulate``
+``fit/validate/test/predict`` (LightningCLI over :class:`~revit_equivariant.lightning.EmulatorModule`
+and :class:`~revit_equivariant.lightning.PDEDataModule`: synthetic problems, or local real-data
+files with ``--data.path``), ``reproduce``, and the package commands ``simulate``
 (write trajectories to ``.pt``), ``equivariance`` (group error of a checkpoint or of a
 fresh model, C4 or all 24 elements of O) and ``rollout`` (autoregressive error of a
 checkpoint on fresh data).
@@ -19,18 +20,16 @@ from icml26_shared.cli import PaperCLI, UsageError
 from .paper import PAPER
 
 
-def _load(checkpoint: Path):
-    from revit_equivariant.emulator import EmulatorModule
+def load_emulator(checkpoint: Path):
+    """An :class:`~revit_equivariant.lightning.EmulatorModule` checkpoint, on the CPU, in eval mode.
 
-    if not Path(checkpoint).is_file():
-        raise UsageError(f"checkpoint {str(checkpoint)!r} does not exist")
-    try:
-        module = EmulatorModule.load_from_checkpoint(
-            checkpoint, map_location="cpu", weights_only=False
-        )
-    except (RuntimeError, KeyError, TypeError, EOFError) as err:
-        raise UsageError(f"cannot read checkpoint {str(checkpoint)!r}: {err}") from err
-    return module.eval()
+    A missing or unreadable file is one :class:`~icml26_shared.cli.UsageError` line.
+    """
+    from icml26_shared.cli import load_checkpoint
+
+    from revit_equivariant.lightning import EmulatorModule
+
+    return load_checkpoint(EmulatorModule, checkpoint)
 
 
 def simulate(
@@ -100,7 +99,7 @@ def equivariance(
     if angle is not None and not math.isfinite(angle):
         raise UsageError(f"--angle must be a finite number of degrees, got {angle}")
     if checkpoint is not None:
-        module = _load(checkpoint)
+        module = load_emulator(checkpoint)
         net, spec, out_spec = module, module.ps.spec, module.out_spec
         if group != module.equiv_group:
             raise UsageError(
@@ -138,13 +137,13 @@ def rollout(checkpoint: Path, steps: int = 10, n_traj: int = 4, seed: int = 123)
         n_traj: Number of fresh test trajectories.
         seed: Seed of the trajectories.
     """
+    from revit_equivariant.metrics import rollout_mse
     from revit_equivariant.pde_data import SYNTHETIC
     from revit_equivariant.pde_data import simulate as run
-    from revit_equivariant.reproduce import rollout_mse
 
     if steps < 1:
         raise UsageError(f"steps must be >= 1, got {steps}")
-    module = _load(checkpoint)
+    module = load_emulator(checkpoint)
     if module.hparams.problem not in SYNTHETIC:
         raise UsageError(
             f"rollout simulates fresh test data, which exists for {', '.join(SYNTHETIC)}; this "
@@ -156,15 +155,16 @@ def rollout(checkpoint: Path, steps: int = 10, n_traj: int = 4, seed: int = 123)
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI."""
-    from revit_equivariant.emulator import EmulatorModule
-    from revit_equivariant.pde_data import PDEDataModule
-
+    """The package's CLI (nothing heavy is imported until a command runs)."""
     return PaperCLI(
         PAPER,
-        model_class=EmulatorModule,
-        datamodule_class=PDEDataModule,
-        commands={"simulate": simulate, "equivariance": equivariance, "rollout": rollout},
+        model_class="revit_equivariant.lightning:EmulatorModule",
+        datamodule_class="revit_equivariant.lightning:PDEDataModule",
+        commands={
+            "simulate": "revit_equivariant.cli:simulate",
+            "equivariance": "revit_equivariant.cli:equivariance",
+            "rollout": "revit_equivariant.cli:rollout",
+        },
     )
 
 

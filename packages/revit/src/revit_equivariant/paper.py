@@ -9,5 +9,5 @@ PAPER = Paper(
     import_name="revit_equivariant",
     summary="ReViT: a C4/O-equivariant Swin-style vision transformer for neural PDE solvers",
     url="https://icml.cc/virtual/2026",
-    reproduce="revit_equivariant.reproduce:reproduce",
+    reproduce="revit_equivariant.reproduce:EXPERIMENT",
 )

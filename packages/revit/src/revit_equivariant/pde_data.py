@@ -1,6 +1,7 @@
-"""PDE trajectories (synthetic, or local real-data files) and the Lightning DataModule.
+"""PDE trajectories (synthetic, or local real-data files) and their one-step pair datasets.
 
-Synthetic problems (all periodic, generated offline by :mod:`revit_equivariant.navier_stokes`):
+Synthetic problems (all periodic, generated offline by :mod:`revit_equivariant.navier_stokes`
+and, in 3D, :mod:`revit_equivariant.navier_stokes3d`):
 
 * ``kolmogorov``: velocity ``(u_x, u_y)`` plus the forcing as an input *vector* channel
   (without it the learning problem is not equivariant); trained with ``x_hat`` forcing;
@@ -9,11 +10,14 @@ Synthetic problems (all periodic, generated offline by :mod:`revit_equivariant.n
   the on-torus 45-degree forcing ``sin(4(x+y)) (1,-1)/sqrt 2``);
 * ``decaying``: unforced velocity (an isotropic, C4-symmetric distribution);
 * ``advection``: a tracer (predicted scalar) in a steady divergence-free velocity (input
-  vector channel).
+  vector channel);
+* ``decaying3d``: unforced 3D velocity on the cube (nu = 0.05; an isotropic distribution,
+  invariant under all 24 rotations of O).
 
 :func:`problem_spec` gives each problem's :class:`~revit_equivariant.group.FieldSpec` and
 state channels, :func:`simulate` the trajectories ``(N, T, C, n, n)`` in float32, and
-:class:`PDEDataModule` the one-step (or k-step) pairs.
+:class:`PairDataset` the one-step (or k-step) pairs that
+:class:`~revit_equivariant.lightning.PDEDataModule` loads.
 
 Real problems (read from a local copy, never downloaded; :mod:`revit_equivariant.real_data`):
 
@@ -22,7 +26,7 @@ Real problems (read from a local copy, never downloaded; :mod:`revit_equivariant
 * ``kf2d``: the authors' hub Kolmogorov files ``{train,test}_V.npy``
   (:class:`~revit_equivariant.real_data.HubKF2D`), velocity only.
 
-They take ``path`` in :class:`PDEDataModule` and one-step pairs; ``test_variant="rot90"``
+They take ``path`` in :class:`~revit_equivariant.lightning.PDEDataModule` and one-step pairs; ``test_variant="rot90"``
 rotates the real test pairs by 90 degrees (grid and components).
 """
 
@@ -31,9 +35,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-import lightning.pytorch as pl
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import Dataset
 
 from .group import FieldSpec, rotate
 from .navier_stokes import (
@@ -43,12 +46,20 @@ from .navier_stokes import (
     random_vorticity,
     velocity_from_vorticity,
 )
-from .real_data import WELL_SPECS, HubKF2D, WellHDF5
+from .navier_stokes3d import NavierStokes3D, random_velocity3d
+from .real_data import WELL_SPECS, HubKF2D
 
 Problem = Literal[
-    "kolmogorov", "decaying", "advection", "kf2d", "MHD_64", "active_matter", "shear_flow"
+    "kolmogorov",
+    "decaying",
+    "advection",
+    "decaying3d",
+    "kf2d",
+    "MHD_64",
+    "active_matter",
+    "shear_flow",
 ]
-SYNTHETIC = ("kolmogorov", "decaying", "advection")
+SYNTHETIC = ("kolmogorov", "decaying", "advection", "decaying3d")
 REAL = ("kf2d", *WELL_SPECS)
 Variant = Literal["id", "rot90", "force45"]
 
@@ -75,6 +86,8 @@ def problem_spec(problem: str) -> ProblemSpec:
         return ProblemSpec(FieldSpec(2, vectors=((0, 1),)), (0, 1))
     if problem == "advection":
         return ProblemSpec(FieldSpec(3, scalars=(2,), vectors=((0, 1),)), (2,))
+    if problem == "decaying3d":
+        return ProblemSpec(FieldSpec(3, vectors=((0, 1, 2),)), (0, 1, 2))
     if problem == "kf2d":
         return ProblemSpec(HubKF2D.spec, (0, 1))
     if problem in WELL_SPECS:
@@ -95,6 +108,7 @@ def simulate(
 ) -> torch.Tensor:
     """Trajectories ``(n_traj, n_frames, C, grid, grid)`` (float32) of a problem.
 
+    ``decaying3d`` gives ``(n_traj, n_frames, 3, grid, grid, grid)``.
     ``sim_grid`` > ``grid`` simulates finer and average-pools to ``grid``. ``variant``
     ``force45`` uses the 45-degree forcing, ``rot90`` rotates the result with
     :func:`~revit_equivariant.group.rotate` (k = 1).
@@ -111,6 +125,19 @@ def simulate(
             f"{problem} is real data, read from local files (PDEDataModule(path=...)), "
             f"not simulated; simulated problems: {', '.join(SYNTHETIC)}"
         )
+    if problem == "decaying3d":
+        if variant != "id":
+            raise ValueError(
+                f"test variant {variant} is 2D; the 3D flow is tested over O "
+                "(group.octahedral, group.equivariance_error)"
+            )
+        sim3 = NavierStokes3D(sim_grid, nu=0.05, dt=0.05)
+        fields = sim3.trajectory(random_velocity3d(n_traj, sim_grid, seed), n_frames, interval)
+        if sim_grid != grid:
+            r = sim_grid // grid
+            shape = (*fields.shape[:3], grid, r, grid, r, grid, r)
+            fields = fields.reshape(shape).mean((-1, -3, -5))
+        return fields.float().contiguous()
     g = torch.Generator().manual_seed(seed)
     if problem == "advection":
         sim = Advection2D(sim_grid, g, n_traj)
@@ -213,168 +240,6 @@ class RotatedPairs(Dataset):
         }
 
 
-class PDEDataModule(pl.LightningDataModule):
-    """One-step (or k-step) pairs of a synthetic problem, or of local real-data files.
-
-    Parameters
-    ----------
-    problem:
-        Synthetic: ``kolmogorov`` | ``decaying`` | ``advection`` (see the module docstring).
-        Real (needs ``path``): ``MHD_64`` | ``active_matter`` | ``shear_flow`` (The Well's
-        HDF5 files) | ``kf2d`` (the authors' hub files).
-    n_train, n_val, n_test:
-        Synthetic: trajectories per split (seeds ``seed``, ``seed + 1``, ``seed + 2``).
-    n_frames:
-        Synthetic: frames per trajectory.
-    grid, sim_grid:
-        Synthetic: learning and simulation resolution.
-    interval:
-        Synthetic: time between frames.
-    rollout:
-        Training target length k (1: one-step loss; > 1: k-step rollout loss; synthetic only).
-    augment:
-        Random C4 rotation of every training pair (the "Swin + C4 aug" baseline; 2D).
-    test_variant:
-        ``id`` | ``rot90`` | ``force45`` for the test split (real data: ``id`` or ``rot90``).
-    path:
-        Real data: The Well's dataset folder (``.../datasets/NAME``, its ``data`` folder or
-        any folder with ``train`` / ``valid`` / ``test`` sub-folders of ``.hdf5`` files), or
-        the hub snapshot folder with ``train_V.npy`` / ``test_V.npy`` (``kf2d``: validation
-        and test both read ``test_V.npy``). Local files only: nothing is downloaded.
-    batch_size, num_workers, seed:
-        Loader settings and the data seed.
-
-    Examples
-    --------
-    >>> dm = PDEDataModule("decaying", 2, 1, 1, n_frames=3, grid=16, batch_size=2)
-    >>> dm.setup("fit")
-    >>> next(iter(dm.train_dataloader()))["x"].shape
-    torch.Size([2, 2, 16, 16])
-    """
-
-    def __init__(
-        self,
-        problem: Problem = "kolmogorov",
-        n_train: int = 24,
-        n_val: int = 4,
-        n_test: int = 8,
-        n_frames: int = 12,
-        grid: int = 32,
-        sim_grid: int = 32,
-        interval: float = 0.2,
-        rollout: int = 1,
-        augment: bool = False,
-        test_variant: Variant = "id",
-        path: str | None = None,
-        batch_size: int = 16,
-        num_workers: int = 0,
-        seed: int = 0,
-    ) -> None:
-        super().__init__()
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        self.save_hyperparameters()
-        self.ps = problem_spec(problem)
-        self.real = problem in REAL
-        if self.real:
-            if path is None:
-                raise ValueError(
-                    f"problem {problem} is real data: give the local folder as path "
-                    "(--data.path DIR); nothing is downloaded"
-                )
-            if rollout != 1:
-                raise ValueError(
-                    f"real data gives one-step pairs: rollout must be 1, got {rollout}"
-                )
-            if test_variant == "force45":
-                raise ValueError(
-                    "test_variant force45 exists for the synthetic Kolmogorov flow only"
-                )
-        elif path is not None:
-            raise ValueError(
-                f"problem {problem} is simulated; path is for real data ({', '.join(REAL)})"
-            )
-        if augment and self.ps.spec.dim != 2:
-            raise ValueError("C4 augmentation is 2D; 3D problems train without it")
-        self.train_traj = self.val_traj = self.test_traj = None
-        self.real_sets: dict[str, Dataset] = {}
-
-    def _sim(self, n: int, seed: int, variant: str = "id") -> torch.Tensor:
-        h = self.hparams
-        return simulate(h.problem, n, h.n_frames, seed, h.grid, h.sim_grid, h.interval, variant)
-
-    def _real(self, split: str) -> Dataset:
-        if split not in self.real_sets:
-            h = self.hparams
-            if h.problem == "kf2d":
-                ds = HubKF2D(h.path, "train" if split == "train" else "test")
-            else:
-                ds = WellHDF5(_well_split(h.path, h.problem, split))
-                if ds.spec != self.ps.spec:
-                    raise ValueError(
-                        f"{h.path}: the files' fields {list(ds.channel_names)} do not have the "
-                        f"layout of {h.problem} ({self.ps.spec})"
-                    )
-            self.real_sets[split] = ds
-        return self.real_sets[split]
-
-    def setup(self, stage: str | None = None) -> None:
-        h = self.hparams
-        if self.real:
-            for split, stages in (("train", ("fit",)), ("valid", ("fit", "validate"))):
-                if stage in (None, *stages):
-                    self._real(split)
-            if stage in (None, "test", "predict"):
-                self._real("test")
-            return
-        if stage in (None, "fit") and self.train_traj is None:
-            self.train_traj = self._sim(h.n_train, h.seed)
-        if stage in (None, "fit", "validate") and self.val_traj is None:
-            self.val_traj = self._sim(h.n_val, h.seed + 1)
-        if stage in (None, "test", "predict") and self.test_traj is None:
-            self.test_traj = self._sim(h.n_test, h.seed + 2, h.test_variant)
-
-    def _loader(self, traj, rollout: int, augment: bool, shuffle: bool) -> DataLoader:
-        h = self.hparams
-        ds = PairDataset(traj, self.ps, rollout, augment, h.seed)
-        return self._wrap(ds, shuffle)
-
-    def _wrap(self, ds: Dataset, shuffle: bool) -> DataLoader:
-        h = self.hparams
-        gen = torch.Generator().manual_seed(h.seed)
-        return DataLoader(
-            ds, batch_size=h.batch_size, shuffle=shuffle, num_workers=h.num_workers, generator=gen
-        )
-
-    def train_dataloader(self) -> DataLoader:
-        if self.real:
-            ds = self._real("train")
-            if self.hparams.augment:
-                ds = AugmentedPairs(ds, self.ps.spec, self.hparams.seed)
-            return self._wrap(ds, True)
-        return self._loader(self.train_traj, self.hparams.rollout, self.hparams.augment, True)
-
-    def val_dataloader(self) -> DataLoader:
-        if self.real:
-            return self._wrap(self._real("valid"), False)
-        return self._loader(self.val_traj, 1, False, False)
-
-    def test_dataloader(self) -> DataLoader:
-        if self.real:
-            ds = self._real("test")
-            if self.hparams.test_variant == "rot90":
-                ds = RotatedPairs(ds, self.ps.spec, 1)
-            return self._wrap(ds, False)
-        return self._loader(self.test_traj, 1, False, False)
-
-    def predict_dataloader(self) -> DataLoader:
-        return self.test_dataloader()
-
-
-#: The earlier name of :class:`PDEDataModule` (synthetic problems only then).
-SyntheticPDEDataModule = PDEDataModule
-
-
 class AugmentedPairs(Dataset):
     """The pairs of a dataset, each rotated by a random quarter turn (2D C4 augmentation)."""
 
@@ -394,7 +259,7 @@ class AugmentedPairs(Dataset):
         }
 
 
-def _well_split(path: str, name: str, split: str):
+def well_split(path: str, name: str, split: str):
     """The folder of one split of a local Well dataset (several accepted layouts)."""
     from pathlib import Path
 

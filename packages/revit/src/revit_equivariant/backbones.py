@@ -1,0 +1,99 @@
+"""The emulator backbones, built for a problem's field spec: :func:`build_backbone`.
+
+``revit`` (ReViT, :class:`~revit_equivariant.transformer.ReViT2d` / ``ReViT3d``), ``swin``
+(the same backbone with ``equivariant=False``), ``unet``, ``fno`` (``neuraloperator``'s FNO
+when installed, else the re-implementation with a warning), ``fno-own`` (always the
+re-implementation), ``reference`` (the authors' ``revit-pde``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Literal
+
+import torch
+
+from .fno import FNO2d, NeuralOperatorFNO2d, neuraloperator_version
+from .pde_data import problem_spec
+from .transformer import ReViT2d, ReViT3d
+from .unet import UNet2d
+
+Backbone = Literal["revit", "swin", "unet", "fno", "fno-own", "reference"]
+
+
+def build_backbone(
+    backbone: str,
+    problem: str,
+    patch: int = 2,
+    window: int = 4,
+    embed_dim: int = 24,
+    heads: int = 2,
+    depths: Sequence[int] = (2, 2, 2),
+    frame_method: str = "aov",
+    periodic: bool = True,
+    width: int = 16,
+    modes: int = 8,
+    img_size: int = 32,
+) -> torch.nn.Module:
+    """Build one of the emulator backbones for a problem's field spec (3D: revit / swin only)."""
+    ps = problem_spec(problem)
+    if ps.spec.dim == 3:
+        if backbone not in ("revit", "swin"):
+            raise ValueError(
+                f"backbone {backbone!r} is 2D only; the 3D problem {problem} takes revit or swin"
+            )
+        return ReViT3d(
+            ps.spec,
+            ps.state,
+            patch=patch,
+            window=window,
+            embed_dim=embed_dim,
+            heads=heads,
+            depths=tuple(depths),
+            frame_method="aovc" if frame_method == "aov" else frame_method,
+            equivariant=backbone == "revit",
+            periodic=periodic,
+        )
+    if backbone in ("revit", "swin"):
+        return ReViT2d(
+            ps.spec,
+            ps.state,
+            patch=patch,
+            window=window,
+            embed_dim=embed_dim,
+            heads=heads,
+            depths=tuple(depths),
+            frame_method=frame_method,
+            equivariant=backbone == "revit",
+            periodic=periodic,
+        )
+    if backbone == "unet":
+        return UNet2d(ps.spec.n_channels, ps.state, width=width)
+    if backbone == "fno" and neuraloperator_version() is not None:
+        return NeuralOperatorFNO2d(ps.spec.n_channels, ps.state, width=width, modes=modes)
+    if backbone == "fno":
+        warnings.warn(
+            "neuraloperator is not installed: backbone fno uses the re-implementation FNO2d "
+            "(pip install 'revit-equivariant[bench]' for the anchor)",
+            stacklevel=2,
+        )
+    if backbone in ("fno", "fno-own"):
+        return FNO2d(ps.spec.n_channels, ps.state, width=width, modes=modes)
+    if backbone == "reference":
+        from .reference_model import ReferenceReViT2d
+
+        return ReferenceReViT2d(
+            ps.spec,
+            ps.state,
+            img_size=img_size,
+            patch=patch,
+            window=window,
+            embed_dim=embed_dim,
+            heads=heads,
+            depths=tuple(depths),
+            periodic=periodic,
+        )
+    raise ValueError(
+        f"unknown backbone {backbone!r}; choose revit, swin, unet, fno, fno-own or reference"
+    )

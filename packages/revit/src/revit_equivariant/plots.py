@@ -1,0 +1,43 @@
+"""The figure of the Kolmogorov benchmark: one-step MSE per test set, rollout MSE per step."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def comparison_figure(rows: Sequence[Mapping[str, Any]], curves: Mapping[str, Sequence[float]]):
+    """Bars of ``MSE id`` / ``MSE rot90`` / ``MSE 45deg forcing`` per model, and rollout curves.
+
+    ``rows`` and ``curves`` are what :func:`~revit_equivariant.benchmark.kolmogorov_table`
+    returns; the result is a matplotlib figure.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    names = [
+        r["model"].split(" (")[0].replace("persistence u(t+1)=u(t)", "persistence") for r in rows
+    ]
+    keys = ["MSE id", "MSE rot90", "MSE 45deg forcing"]
+    width = 0.27
+    for j, key in enumerate(keys):
+        axes[0].bar(
+            [i + (j - 1) * width for i in range(len(rows))],
+            [r[key] for r in rows],
+            width,
+            label=key,
+        )
+    axes[0].set_xticks(range(len(rows)), names, rotation=30, ha="right", fontsize=7)
+    axes[0].set(ylabel="one-step MSE", title="in-distribution vs rotated")
+    axes[0].set_yscale("log")
+    axes[0].legend(fontsize=7)
+    for name, roll in curves.items():
+        axes[1].plot(range(1, len(roll) + 1), roll, marker="o", label=name)
+    axes[1].set(xlabel="rollout step", ylabel="MSE", title="autoregressive rollout (id test)")
+    axes[1].set_yscale("log")
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
