@@ -15,27 +15,36 @@ def _one_line_error(capsys, match):
     assert_one_line_error(capsys.readouterr().err, match)
 
 
-def test_help_lists_commands(capsys):
-    assert main(["--help"]) == 0
-    out = capsys.readouterr().out
-    for command in (
-        "fit",
-        "validate",
-        "test",
-        "predict",
-        "reproduce",
-        "learn",
-        "bound",
-        "curve",
-        "benchmark",
-    ):
-        assert command in out
+def _fresh_process(code: str) -> str:
+    """Run ``code`` in a new interpreter; return its standard output."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout
+
+
+def test_help_imports_neither_torch_nor_lightning():
+    """Issue #51: ``--help`` lists the commands from metadata, without heavy imports."""
+    out = _fresh_process(
+        "import sys; from noisy_compress.cli import main; rc = main(['--help']); "
+        "print('HEAVY', [m for m in ('torch', 'lightning') if m in sys.modules]); sys.exit(rc)"
+    )
+    assert "HEAVY []" in out
+    for command in ("learn", "bound", "curve", "benchmark"):
+        assert f"  {command}" in out
     assert PAPER.title in out
 
 
-def test_unknown_command_exits_2(capsys):
-    assert main(["no-such-command"]) == 2
-    _one_line_error(capsys, "unknown command")
+def test_learn_does_not_import_lightning():
+    """Issue #51: ``noisy-compress learn`` never trains, so it must not import lightning."""
+    out = _fresh_process(
+        "import sys; from noisy_compress.cli import main; "
+        "rc = main(['learn', '--n', '300', '--max_candidates', '20']); "
+        "print('LIGHTNING', 'lightning' in sys.modules); sys.exit(rc)"
+    )
+    assert "TV to the planted target" in out
+    assert "LIGHTNING False" in out
 
 
 def test_fit_and_test_from_config(tmp_path, capsys):

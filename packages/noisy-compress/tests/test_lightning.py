@@ -1,26 +1,21 @@
 """Lightning modules: shared contract, MLE recovers planted parameters, metrics in test_step."""
 
-import lightning.pytorch as pl
 import numpy as np
 import pytest
 import torch
 from icml26_shared.contract import check_contract
-from noisy_compress.convolved_mle import ConvolvedMLEModule
+from icml26_shared.trainer import quiet_trainer
+from noisy_compress.lightning import (
+    ConvolvedMLEModule,
+    NoisySampleDataModule,
+    SklearnNoisyDataModule,
+    TournamentModule,
+)
 from noisy_compress.metrics import tv_distance
-from noisy_compress.noisy_data import NoisySampleDataModule, SklearnNoisyDataModule
-from noisy_compress.tournament_module import TournamentModule
 
 
 def _trainer(tmp_path, **kw):
-    return pl.Trainer(
-        accelerator="cpu",
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        default_root_dir=tmp_path,
-        **kw,
-    )
+    return quiet_trainer(default_root_dir=tmp_path, **kw)
 
 
 def test_contract_convolved_mle(tmp_path):

@@ -15,6 +15,9 @@ Paper concept -> code:
    :func:`noisy_l2_bound`;
 4. ell_2 -> TV on a box ``B``: ``TV <= (sqrt(vol B) ||f_hat - f||_2 + mass outside B) / 2``:
    :func:`tv_from_l2`.
+
+:func:`bounds_table` tabulates the compression sizes and both sample complexities for the
+families of the experiments.
 """
 
 from __future__ import annotations
@@ -148,3 +151,36 @@ def tv_from_l2(l2: float, volume: float, outside_mass: float = 0.0) -> float:
     if l2 < 0 or volume <= 0 or outside_mass < 0:
         raise ValueError("l2 >= 0, volume > 0 and outside_mass >= 0 are required")
     return min(1.0, 0.5 * (math.sqrt(volume) * l2 + outside_mass))
+
+
+BOUND_FAMILIES = (("uniform", 1, 1), ("uniform", 1, 2), ("gaussian", 1, 1), ("gaussian", 1, 2),
+                  ("uniform", 2, 1), ("axis-gaussian", 2, 1), ("gaussian", 2, 1))  # fmt: skip
+
+
+def bounds_table(families=BOUND_FAMILIES, eps: float = 0.1, delta: float = 0.1):
+    """Compression size ``(tau, t, m)`` and the clean and noisy sample complexities per family.
+
+    ``families``: ``(name, d, k)`` triples. The noisy bound uses the Gaussian ``sigma = 0.3``
+    perturbation radius over 5000 points and the quantisation step ``Delta = 0.01``.
+    """
+    from icml26_shared.results import Table
+
+    from .families import make_family
+    from .noise import GaussianNoise
+
+    table = Table(
+        f"Compression sizes and sample-complexity bounds (eps = delta = {eps:g})",
+        ["family", "tau", "t (bits)", "m", "clean n", "noisy n (sigma=0.3, Delta=0.01)"],
+        notes="clean n: Ashtiani et al. (2018) Thm 3.5 with the constants of its proof; noisy n adds the "
+        "perturbation-quantisation factor d*tau*log(2r/Delta + 1), r the sigma=0.3 radius over 5000 points.",
+    )
+    r = GaussianNoise(0.3).radius(5000, delta)
+    for name, d, k in families:
+        fam = make_family(name, d=d, k=k)
+        size = fam.compression_size(eps)
+        clean = clean_sample_complexity(size.tau, size.t, size.m, eps, delta)
+        noisy = noisy_sample_complexity(size, d, eps, delta, r, 0.01)
+        table.add_row(**{"family": repr(fam), "tau": size.tau, "t (bits)": round(size.t, 1),
+                         "m": size.m, "clean n": clean.total,
+                         "noisy n (sigma=0.3, Delta=0.01)": noisy.total})  # fmt: skip
+    return table

@@ -1,10 +1,10 @@
 """Command line of noisy-compress: ``noisy-compress --help``.
 
-``fit/validate/test/predict`` (LightningCLI over :class:`~noisy_compress.convolved_mle.ConvolvedMLEModule`
-or :class:`~noisy_compress.tournament_module.TournamentModule`, with
-:class:`~noisy_compress.noisy_data.NoisySampleDataModule` or
-:class:`~noisy_compress.noisy_data.SklearnNoisyDataModule`; configs use ``class_path``),
-``reproduce``, and the package commands ``learn``, ``bound``, ``curve`` and ``benchmark``.
+``fit/validate/test/predict`` (LightningCLI over :class:`~noisy_compress.lightning.ConvolvedMLEModule`
+or :class:`~noisy_compress.lightning.TournamentModule`, with
+:class:`~noisy_compress.lightning.NoisySampleDataModule` or
+:class:`~noisy_compress.lightning.SklearnNoisyDataModule`; configs use ``class_path``),
+``reproduce --preset quick|full|paper``, and the package commands ``learn``, ``bound``, ``curve`` and ``benchmark``.
 """
 
 from __future__ import annotations
@@ -228,10 +228,10 @@ def benchmark(
 
     import numpy as np
 
+    from .comparison import comparison_methods
     from .metrics import tv_distance
     from .noise import GaussianNoise
     from .noisy_data import make_target, noisy_sample
-    from .reproduce import _methods, _settings
 
     tgt = make_target(target)
     if tgt.density.d != 1:
@@ -239,7 +239,8 @@ def benchmark(
     nz = GaussianNoise(noise_scale)
     _, y = noisy_sample(tgt.density, nz, n, np.random.default_rng(seed))
     print(f"target {target}, sigma = {noise_scale}, n = {n}")
-    for name, fit in _methods(tgt, nz, seed, _settings(True), quick=False).items():
+    methods = comparison_methods(tgt, nz, seed, max_candidates=150, search_rounds=45, mle_steps=150)
+    for name, fit in methods.items():
         t0 = time.perf_counter()
         est = fit(y)
         print(
@@ -248,16 +249,19 @@ def benchmark(
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI."""
-    import lightning.pytorch as pl
-
+    """The package's CLI (nothing heavy is imported until a command runs)."""
     return PaperCLI(
         PAPER,
-        model_class=pl.LightningModule,
-        datamodule_class=pl.LightningDataModule,
+        model_class="lightning.pytorch:LightningModule",
+        datamodule_class="lightning.pytorch:LightningDataModule",
         subclass_mode_model=True,
         subclass_mode_data=True,
-        commands={"learn": learn, "bound": bound, "curve": curve, "benchmark": benchmark},
+        commands={
+            "learn": "noisy_compress.cli:learn",
+            "bound": "noisy_compress.cli:bound",
+            "curve": "noisy_compress.cli:curve",
+            "benchmark": "noisy_compress.cli:benchmark",
+        },
     )
 
 

@@ -276,3 +276,21 @@ class GridDensity(Density):
         return (
             f"GridDensity(n_grid={len(self.grid)}, range=[{self.grid[0]:.3g}, {self.grid[-1]:.3g}])"
         )
+
+
+def density_from_params(p: dict) -> Density:
+    """Rebuild a density from :meth:`Density.params` (used for checkpoints).
+
+    Examples
+    --------
+    >>> density_from_params(BoxDensity([0.0], [1.0]).params())
+    BoxDensity(lo=[0.0], hi=[1.0])
+    """
+    kind = p["type"]
+    if kind == "box":
+        return BoxDensity(p["lo"], p["hi"])
+    if kind == "gaussian":
+        return GaussianDensity(p["mean"], p["cov"])
+    if kind == "mixture":
+        return MixtureDensity(p["weights"], [density_from_params(c) for c in p["components"]])
+    raise ValueError(f"cannot rebuild a density of type {kind!r}")

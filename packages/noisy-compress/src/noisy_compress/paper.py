@@ -9,5 +9,5 @@ PAPER = Paper(
     import_name="noisy_compress",
     summary="Learning sample-compressible distribution families from noisy samples: perturbation-quantised compression candidates, Scheffe/minimum-distance tournaments on noise-convolved candidates, and Fourier l2/TV bounds.",
     url="https://openreview.net/forum?id=fRonOqrKWT",
-    reproduce="noisy_compress.reproduce:reproduce",
+    reproduce="noisy_compress.reproduce:EXPERIMENT",
 )
