@@ -161,3 +161,38 @@ def test_load_checkpoint_round_trip_and_bad_files(tiny, tmp_path):
     torch.save({"state_dict": {}, "hyper_parameters": {"in_features": 3}}, wrong)
     with pytest.raises(UsageError, match="cannot read stage-1 checkpoint"):
         load_checkpoint(model_cls, wrong, what="stage-1 checkpoint")
+
+
+def test_fit_help_shows_every_trainer_and_model_option(cli, capsys):
+    assert cli.main(["fit", "--help"]) == 0
+    out = capsys.readouterr().out
+    for option in ("--trainer.max_epochs", "--trainer.strategy", "--model.lr", "--data.n"):
+        assert option in out
+
+
+def test_string_targets_are_imported_only_when_their_command_runs(capsys):
+    lazy = PaperCLI(
+        PAPER,
+        model_class="no_such_module:Model",
+        commands={"scale": "tests_cli_targets:scale", "other": f"{__name__}:scale"},
+    )
+    with pytest.raises(ValueError, match="no module 'tests_cli_targets'"):
+        lazy.command_help()  # a target whose module cannot be found fails loudly
+    lazy = PaperCLI(
+        PAPER, model_class="no_such_module:Model", commands={"scale": f"{__name__}:scale"}
+    )
+    assert lazy.main(["--help"]) == 0
+    assert "Multiply values by a factor" in capsys.readouterr().out  # read with ast
+    assert lazy.main(["scale", "--values", "[2]"]) == 0
+    assert "scaled: [4.0]" in capsys.readouterr().out
+
+
+def test_lightning_config_errors_are_one_line(cli, tmp_path, capsys):
+    for args in (
+        ["fit", "--config", str(tmp_path / "missing.yaml")],
+        ["fit", "--model.lr", "abc"],
+        ["fit", "--nope", "1"],
+    ):
+        assert cli.main(args) == 2, args
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and err.startswith("tiny: error: fit: "), err

@@ -40,7 +40,7 @@ def main(args=None):
     return build_cli().main(args)
 '''
 
-REPRODUCE = '''
+REPRODUCE = """
 from icml26_shared.experiment import Experiment, Section
 from icml26_shared.results import Table
 
@@ -50,7 +50,7 @@ def one(setting, seed):
 
 
 EXPERIMENT = Experiment("{name}", [Section("one", one)])
-'''
+"""
 
 GOOD_CKPT = 'raise UsageError(f"cannot read checkpoint {checkpoint}")'
 BAD_CKPT = "import pickle; pickle.loads(checkpoint.read_bytes())"
@@ -106,9 +106,10 @@ def test_good_package_passes_every_check(site, tmp_path):
     paper = discover_papers(broken={})["fake-good"]
     names = [name for name, _ in package_checks(paper)]
     assert "scale --config scale-small.yaml --print_config" in names
-    assert "README python block at line 4 runs" in names and len(
-        [n for n in names if n.startswith("README")]
-    ) == 1  # only the block marked <!-- run -->
+    assert (
+        "README python block at line 4 runs" in names
+        and len([n for n in names if n.startswith("README")]) == 1
+    )  # only the block marked <!-- run -->
     check_package(paper, tmp_path / "checks")
     startup_check(paper, budget_s=5.0)
 

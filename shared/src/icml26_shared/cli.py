@@ -118,7 +118,9 @@ def _first_line(target: Target) -> str:
         module, _, attr = target.partition(":")
         doc = ""
         spec = importlib.util.find_spec(module)
-        if spec is not None and spec.origin and spec.origin.endswith(".py"):
+        if spec is None:
+            raise ValueError(f"command target {target!r}: no module {module!r}")
+        if spec.origin and spec.origin.endswith(".py"):
             tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
             for node in tree.body:
                 if (
