@@ -4,7 +4,7 @@ import pytest
 import torch
 from lorfs import deepxde_anchor
 from lorfs.pinn import mlp, pde_residual
-from lorfs.problem_data import build_problem
+from lorfs.problems import build_problem
 
 needs_deepxde = pytest.mark.skipif(
     not deepxde_anchor.deepxde_available(), reason="deepxde not installed"

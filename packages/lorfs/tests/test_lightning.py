@@ -4,10 +4,8 @@ import lightning.pytorch as pl
 import pytest
 import torch
 from icml26_shared.contract import check_contract
-from lorfs.benchmark import load_checkpoint
-from lorfs.lightning_solver import LoRFSModule
-from lorfs.pinn import PINNModule
-from lorfs.problem_data import ProblemDataModule
+from lorfs.lightning import load_solver_checkpoint
+from lorfs.lightning import LoRFSModule, PINNModule, ProblemDataModule
 
 
 def _data(problem="torus_poisson", params=None):
@@ -54,7 +52,7 @@ def test_lorfs_module_solves_convection_and_round_trips(tmp_path):
     assert metrics["test_rel_l2"] < 1e-4
     ckpt = tmp_path / "m.ckpt"
     trainer.save_checkpoint(ckpt)
-    loaded = load_checkpoint(ckpt)
+    loaded = load_solver_checkpoint(ckpt)
     pts = torch.rand(10, 2, dtype=torch.float64)
     assert torch.equal(loaded(pts), model(pts))
 

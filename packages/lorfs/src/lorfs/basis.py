@@ -35,7 +35,12 @@ CDTYPE = torch.complex128
 RDTYPE = torch.float64
 
 
-def _positive_int(value: object, what: str) -> int:
+def positive_int(value: object, what: str) -> int:
+    """``value`` if it is a positive ``int`` (not a bool), else ``ValueError`` naming ``what``.
+
+    >>> positive_int(3, "rank")
+    3
+    """
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(f"{what} must be a positive integer, got {value!r}")
     return value
@@ -86,7 +91,7 @@ class FourierAxis:
         if kind not in KINDS:
             raise ValueError(f"axis {name!r}: kind must be one of {KINDS}, got {kind!r}")
         self.name = str(name)
-        self.modes = _positive_int(modes, f"axis {name!r}: modes")
+        self.modes = positive_int(modes, f"axis {name!r}: modes")
         a, b = (float(v) for v in domain)
         if not (math.isfinite(a) and math.isfinite(b)) or b <= a:
             raise ValueError(

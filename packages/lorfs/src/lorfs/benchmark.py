@@ -10,7 +10,6 @@ wall time).
 - :func:`spectral_run`: the full-tensor spectral ceiling (linear, ``D <= 3``)
 - :func:`compare_losses`: closed-form residual vs exact quadrature vs Monte Carlo
 - :func:`mc_variance`: relative standard deviation of the Monte-Carlo loss estimate vs ``d``
-- :func:`load_checkpoint`: a LoRFS or PINN checkpoint written by ``lorfs fit``
 """
 
 from __future__ import annotations
@@ -18,15 +17,13 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
 from .basis import CDTYPE, FourierAxis
 from .fourier_sum import LowRankFourierSum, SeparableSum
 from .operators import Identity
-from .problem_data import build_problem
-from .problems import relative_error_on
+from .problems import build_problem, relative_error_on
 from .residual import Piece, mc_norm2, piece_norm2, quadrature_residual_l2
 
 
@@ -54,8 +51,7 @@ def solve_problem(
 ) -> MethodRun:
     """Solve with LoRFS; the timing covers the whole solve (not the evaluation)."""
     from .als import solve_linear
-    from .gauss_newton import gauss_newton_solve
-    from .lightning_solver import initial_condition_start
+    from .gauss_newton import gauss_newton_solve, initial_condition_start
 
     problem = build_problem(name, params)
     start = time.perf_counter()
@@ -91,11 +87,11 @@ def train_pinn(
     seed: int = 0,
     n_test: int = 10_000,
 ) -> MethodRun:
-    """Train a :class:`~lorfs.pinn.PINNModule` with a Lightning Trainer (one step per epoch)."""
+    """Train a :class:`~lorfs.lightning.PINNModule` with the quiet Lightning Trainer (one step per epoch)."""
     import lightning.pytorch as pl
+    from icml26_shared.trainer import quiet_trainer
 
-    from .pinn import PINNModule
-    from .problem_data import ProblemDataModule
+    from .lightning import PINNModule, ProblemDataModule
 
     pl.seed_everything(seed, verbose=False)
     module = PINNModule(
@@ -110,16 +106,8 @@ def train_pinn(
         seed=seed,
     )
     data = ProblemDataModule(name, params, n_collocation=n_collocation, n_test=16, seed=seed)
-    trainer = pl.Trainer(
-        accelerator="cpu",
-        devices=1,
-        max_epochs=adam_steps + lbfgs_steps,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        limit_val_batches=0,
-        num_sanity_val_steps=0,
+    trainer = quiet_trainer(
+        max_epochs=adam_steps + lbfgs_steps, limit_val_batches=0, num_sanity_val_steps=0
     )
     start = time.perf_counter()
     trainer.fit(module, datamodule=data)
@@ -215,17 +203,3 @@ def mc_variance(d: int, samples: int = 2000, repeats: int = 30, seed: int = 0) -
         "mc_rel_std": float(ests.std() / exact),
         "theory_rel_std": math.sqrt((kappa**d - 1) / samples),
     }
-
-
-def load_checkpoint(path: Path):
-    """A :class:`LoRFSModule` or :class:`PINNModule` from a Lightning checkpoint."""
-    from .lightning_solver import LoRFSModule
-    from .pinn import PINNModule
-
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=False)
-        hp = ckpt.get("hyper_parameters", {})
-        cls = PINNModule if "arch" in hp else LoRFSModule
-        return cls.load_from_checkpoint(path, map_location="cpu", weights_only=False).eval()
-    except Exception as err:  # noqa: BLE001 - any unreadable file is a usage error
-        raise ValueError(f"cannot read checkpoint {str(path)!r}: {err}") from err

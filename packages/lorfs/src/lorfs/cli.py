@@ -1,10 +1,13 @@
 """Command line of lorfs: ``lorfs --help``.
 
-``fit/validate/test/predict`` (LightningCLI over :class:`~lorfs.lightning_solver.LoRFSModule`
-or the :class:`~lorfs.pinn.PINNModule` baseline, chosen with ``--model.class_path``, and
-:class:`~lorfs.problem_data.ProblemDataModule`), ``reproduce``, and the package commands
+``fit/validate/test/predict`` (LightningCLI over :class:`~lorfs.lightning.LoRFSModule`
+or the :class:`~lorfs.lightning.PINNModule` baseline, chosen with ``--model.class_path``, and
+:class:`~lorfs.lightning.ProblemDataModule`), ``reproduce``, and the package commands
 ``solve`` (exact ALS / Gauss-Newton), ``benchmark`` (LoRFS vs PINN on one problem),
 ``check-loss`` (closed form vs exact quadrature vs Monte Carlo) and ``evaluate`` (a checkpoint).
+
+Nothing heavy is imported at start-up: each command imports torch (and lightning, for the
+commands that train) inside its function.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from icml26_shared.cli import PaperCLI, UsageError
+from icml26_shared.cli import PaperCLI
 
 from .paper import PAPER
 
@@ -137,13 +140,10 @@ def evaluate(checkpoint: Path, n_test: int = 10_000, seed: int = 0) -> None:
         n_test: Test points (exact solutions) or the reference grid.
         seed: Seed of the test points.
     """
-    from .benchmark import load_checkpoint
-
-    path = Path(checkpoint)
-    if not path.is_file():
-        raise UsageError(f"checkpoint {str(path)!r} does not exist")
-    module = load_checkpoint(path)
+    from .lightning import load_solver_checkpoint
     from .problems import relative_error_on
+
+    module = load_solver_checkpoint(Path(checkpoint))
 
     start = time.perf_counter()
     err = relative_error_on(module.problem, module, n=n_test, seed=seed)
@@ -154,21 +154,17 @@ def evaluate(checkpoint: Path, n_test: int = 10_000, seed: int = 0) -> None:
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI."""
-    import lightning.pytorch as pl
-
-    from .problem_data import ProblemDataModule
-
+    """The package's CLI (nothing heavy is imported until a command runs)."""
     return PaperCLI(
         PAPER,
-        model_class=pl.LightningModule,
-        datamodule_class=ProblemDataModule,
+        model_class="lightning.pytorch:LightningModule",
+        datamodule_class="lorfs.lightning:ProblemDataModule",
         subclass_mode_model=True,
         commands={
-            "solve": solve,
-            "benchmark": benchmark,
-            "check-loss": check_loss,
-            "evaluate": evaluate,
+            "solve": "lorfs.cli:solve",
+            "benchmark": "lorfs.cli:benchmark",
+            "check-loss": "lorfs.cli:check_loss",
+            "evaluate": "lorfs.cli:evaluate",
         },
     )
 

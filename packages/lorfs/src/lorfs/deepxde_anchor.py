@@ -30,8 +30,7 @@ import numpy as np
 import torch
 
 from .benchmark import MethodRun
-from .problem_data import build_problem
-from .problems import relative_error_on
+from .problems import build_problem, relative_error_on
 
 __all__ = ["deepxde_available", "deepxde_residual", "import_deepxde", "train_deepxde"]
 

@@ -13,8 +13,10 @@ Factors are **complex**, so a plane wave ``sin(k . x) = Re(-i prod_j e^{i k_j x_
   scalar multiples, products (per-axis coefficient convolutions: rank ``R1 R2``, bandwidth
   ``K1 + K2``), powers, conjugates and the real part ``(u + conj u) / 2``.
 - :class:`LowRankFourierSum`: the trainable ``torch.nn.Module`` holding the parameters, with
-  evaluation at points and on grids, :meth:`~LowRankFourierSum.balance_` (gauge) and
-  :meth:`~LowRankFourierSum.round` (rank rounding).
+  evaluation at points and on grids and :meth:`~LowRankFourierSum.balance_` (gauge).
+  Rank rounding is an ALS fit, :func:`lorfs.als.round_rank`.
+
+Coefficient padding and products are :mod:`lorfs.coefficients`.
 """
 
 from __future__ import annotations
@@ -26,25 +28,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from .basis import CDTYPE, RDTYPE, FourierAxis, _positive_int
-
-
-def _pad(coeffs: torch.Tensor, modes: int) -> torch.Tensor:
-    """Zero-pad ``(T, 2K+1)`` coefficients to ``(T, 2 modes + 1)`` (centred on ``k = 0``)."""
-    k = (coeffs.shape[-1] - 1) // 2
-    if k == modes:
-        return coeffs
-    if k > modes:
-        raise ValueError(f"cannot pad coefficients with {k} modes down to {modes}")
-    return torch.nn.functional.pad(coeffs, (modes - k, modes - k))
-
-
-def _convolve(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """Coefficients of all pairwise products: ``(T1, 2K1+1) x (T2, 2K2+1) -> (T1 T2, 2(K1+K2)+1)``."""
-    n = a.shape[-1] + b.shape[-1] - 1
-    fa = torch.fft.fft(a, n=n)  # (T1, n)
-    fb = torch.fft.fft(b, n=n)  # (T2, n)
-    return torch.fft.ifft(fa[:, None, :] * fb[None, :, :]).reshape(-1, n)
+from .basis import CDTYPE, RDTYPE, FourierAxis, positive_int
+from .coefficients import convolve_coefficients, pad_modes
 
 
 class SeparableSum:
@@ -102,7 +87,7 @@ class SeparableSum:
     def padded(self, modes: Sequence[int]) -> SeparableSum:
         """The same sum with coefficients zero-padded to ``modes`` per axis."""
         return SeparableSum(
-            self.axes, [_pad(f, m) for f, m in zip(self.factors, modes, strict=True)]
+            self.axes, [pad_modes(f, m) for f, m in zip(self.factors, modes, strict=True)]
         )
 
     # ------------------------------------------------------------ algebra
@@ -138,14 +123,15 @@ class SeparableSum:
             return self.scaled(other)
         self._check_axes(other)
         return SeparableSum(
-            self.axes, [_convolve(a, b) for a, b in zip(self.factors, other.factors, strict=True)]
+            self.axes,
+            [convolve_coefficients(a, b) for a, b in zip(self.factors, other.factors, strict=True)],
         )
 
     __rmul__ = __mul__
 
     def power(self, p: int) -> SeparableSum:
         """``self ** p`` as a separable sum (rank ``T^p``, bandwidth ``p K``)."""
-        p = _positive_int(p, "power")
+        p = positive_int(p, "power")
         out = self
         for _ in range(p - 1):
             out = out * self
@@ -246,7 +232,7 @@ class LowRankFourierSum(nn.Module):
         self.axes = list(axes)
         if not self.axes:
             raise ValueError("LowRankFourierSum needs at least one axis")
-        self.rank = _positive_int(rank, "rank")
+        self.rank = positive_int(rank, "rank")
         gen = torch.Generator().manual_seed(seed) if seed is not None else None
         self.params = nn.ParameterList(
             [
@@ -326,29 +312,3 @@ class LowRankFourierSum(nn.Module):
         for j in range(self.dim):
             self.set_free_parameters_(j, free[j])
         return self
-
-    def round(self, rank: int, sweeps: int = 10) -> LowRankFourierSum:
-        """Rank rounding: a new rank-``rank`` sum fitted to this one by exact ALS in ``L2``.
-
-        Initialised from the ``rank`` terms of largest norm, then ``sweeps`` ALS sweeps on
-        ``min ||v - u||^2`` (the identity operator), so the result is the best fit found.
-        """
-        from .als import fit_sum  # local import: als depends on this module
-
-        rank = _positive_int(rank, "rank")
-        target = self.as_sum()
-        out = LowRankFourierSum(self.axes, rank)
-        with torch.no_grad():
-            norms = torch.stack([f.abs().pow(2).sum(1) for f in target.factors]).prod(0)
-            order = norms.argsort(descending=True)
-            for j in range(self.dim):
-                src = self.free_parameters(j)[order[: min(rank, self.rank)]]
-                init = torch.zeros(rank, self.axes[j].n_params, dtype=CDTYPE)
-                init[: src.shape[0]] = src
-                if rank > self.rank:
-                    init[self.rank :] = 1e-3 * torch.randn(
-                        rank - self.rank, self.axes[j].n_params, dtype=CDTYPE
-                    )
-                out.set_free_parameters_(j, init)
-        fit_sum(out, SeparableSum(self.axes, [f.detach() for f in target.factors]), sweeps=sweeps)
-        return out

@@ -17,6 +17,8 @@ with the *analytic* Jacobian of a separable sum (no autograd through the grid):
   ........................................................................ :func:`block_jacobian`
 - Levenberg-Marquardt steps on one block at a time, accepted only when the loss decreases, so
   the loss is monotone .................................................... :func:`gauss_newton_solve`
+- the start: term 0 at the initial condition held constant in time, the others small and
+  random (a random start converges to poor local minima) ............... :func:`initial_condition_start`
 """
 
 from __future__ import annotations
@@ -267,3 +269,25 @@ def gauss_newton_solve(
                 break
             lam = [damping] * model.dim  # restart the damping (the trust region collapsed)
     return result
+
+
+def initial_condition_start(model: LowRankFourierSum, problem, scale: float = 1e-2) -> None:
+    """Start term 0 at ``u(t, x) = g(x)`` (the initial condition held constant in time).
+
+    The other terms keep their small random values. Used for nonlinear problems, where a
+    random start converges to poor local minima.
+    """
+    if problem.initial is None:
+        return
+    g = problem.initial(model.axes)
+    with torch.no_grad():
+        for j, ax in enumerate(model.axes):
+            free = model.free_parameters(j).clone() * scale
+            c = g.factors[j][0]
+            k = (c.shape[0] - 1) // 2
+            if k < ax.modes:
+                c = torch.nn.functional.pad(c, (ax.modes - k, ax.modes - k))
+            elif k > ax.modes:
+                c = c[k - ax.modes : k + ax.modes + 1]
+            free[0] = torch.linalg.pinv(model._synth(j)) @ c
+            model.set_free_parameters_(j, free)

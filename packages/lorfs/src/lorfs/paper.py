@@ -12,5 +12,5 @@ PAPER = Paper(
         "trained on closed-form (sampling-free) physics losses."
     ),
     url="https://openreview.net/forum?id=fq3yjso8Tn",
-    reproduce="lorfs.reproduce:reproduce",
+    reproduce="lorfs.reproduce:EXPERIMENT",
 )

@@ -9,7 +9,7 @@ boundary conditions given by the axis types (``periodic``, ``time``, ``dirichlet
 ``neumann``). The same :class:`Problem` drives LoRFS (closed-form pieces or exact quadrature)
 and the PINN baselines (pointwise residual by autograd).
 
-Registry (:data:`PROBLEMS`, :func:`get_problem`):
+Registry (:data:`PROBLEMS`, :func:`get_problem`, :func:`build_problem`):
 
 =====================  ====================================================  ===========================
 name                   PDE                                                   reference
@@ -28,7 +28,7 @@ name                   PDE                                                   ref
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -660,6 +660,15 @@ def get_problem(name: str, **kwargs) -> Problem:
         return PROBLEMS[name](**kwargs)
     except TypeError as exc:
         raise ValueError(f"problem {name!r}: bad parameters {kwargs}: {exc}") from exc
+
+
+def build_problem(problem: str, params: Mapping[str, float] | None = None) -> Problem:
+    """The registry problem ``problem`` with keyword parameters ``params`` (a mapping, as YAML gives it).
+
+    >>> build_problem("convection", {"beta": 30}).name
+    'convection(beta=30)'
+    """
+    return get_problem(problem, **dict(params or {}))
 
 
 def relative_error_on(

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 import torch
 
 from .basis import CDTYPE, RDTYPE, FourierAxis
-from .fourier_sum import SeparableSum, _pad
+from .coefficients import pad_modes
+from .fourier_sum import SeparableSum
 from .operators import Identity, SeparableOperator
 
 Measure = str | tuple  # "integral" | ("point", s0) | "moment"
@@ -104,7 +105,7 @@ def assemble(piece: Piece, modes: Sequence[int] | None = None) -> Terms:
         alphas.append(torch.full((t,), op.constant, dtype=CDTYPE))
         owners.append(torch.full((t,), i, dtype=torch.long))
         for j, ax in enumerate(axes):
-            coeffs[j].append(_pad(s.factors[j], modes[j]))
+            coeffs[j].append(pad_modes(s.factors[j], modes[j]))
             mults[j].append(op.axis_multiplier(ax, j, modes[j]).expand(t, -1))
     return Terms(
         coeffs=[torch.cat(c) for c in coeffs],

@@ -21,8 +21,9 @@ from __future__ import annotations
 import torch
 
 from .basis import CDTYPE
+from .coefficients import pad_modes
 from .fourier_sum import SeparableSum
-from .residual import _pad, assemble, axis_gram
+from .residual import assemble, axis_gram
 
 __all__ = ["spectral_solve"]
 
@@ -39,7 +40,7 @@ def _dense(s: SeparableSum, modes: list[int]) -> torch.Tensor:
     facs = []
     for f, k in zip(s.factors, modes, strict=True):
         kk = (f.shape[1] - 1) // 2
-        facs.append(_pad(f, k) if kk <= k else f[:, kk - k : kk + k + 1])
+        facs.append(pad_modes(f, k) if kk <= k else f[:, kk - k : kk + k + 1])
     vec = None
     for f in facs:
         vec = f if vec is None else (vec[:, :, None] * f[:, None, :]).reshape(f.shape[0], -1)
