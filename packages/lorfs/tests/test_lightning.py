@@ -4,8 +4,7 @@ import lightning.pytorch as pl
 import pytest
 import torch
 from icml26_shared.contract import check_contract
-from lorfs.lightning import load_solver_checkpoint
-from lorfs.lightning import LoRFSModule, PINNModule, ProblemDataModule
+from lorfs.lightning import LoRFSModule, PINNModule, ProblemDataModule, load_solver_checkpoint
 
 
 def _data(problem="torus_poisson", params=None):
