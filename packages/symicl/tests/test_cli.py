@@ -1,13 +1,14 @@
-"""The symicl command line: help, the package commands, one clear line for bad input."""
+"""The symicl package commands and their one-line errors (help and unknown commands: the
+workspace contract, ci/test_registry.py)."""
 
 from pathlib import Path
 
 import lightning.pytorch as pl
 import pytest
 from icml26_shared.contract import assert_one_line_error
-from symicl.classifier_module import ICLClassifierModule
+from icml26_shared.trainer import quiet_trainer
 from symicl.cli import main
-from symicl.paper import PAPER
+from symicl.lightning import ICLClassifierModule
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -23,39 +24,11 @@ def checkpoints(tmp_path_factory):
     for mode in ("tied", "none"):
         pl.seed_everything(0, verbose=False)
         module = ICLClassifierModule(4, 2, n_layers=1, n_heads=1, symmetry=mode, init_scale=0.3)
-        trainer = pl.Trainer(
-            logger=False,
-            enable_checkpointing=False,
-            enable_progress_bar=False,
-            enable_model_summary=False,
-            max_epochs=0,
-        )
+        trainer = quiet_trainer(max_epochs=0)
         trainer.strategy.connect(module)
         paths[mode] = out / f"{mode}.ckpt"
         trainer.save_checkpoint(paths[mode])
     return paths
-
-
-def test_help_lists_commands(capsys):
-    assert main(["--help"]) == 0
-    out = capsys.readouterr().out
-    for command in (
-        "fit",
-        "test",
-        "predict",
-        "reproduce",
-        "extract",
-        "verify",
-        "evaluate",
-        "benchmark",
-    ):
-        assert command in out
-    assert PAPER.title in out
-
-
-def test_unknown_command_exits_2(capsys):
-    assert main(["no-such-command"]) == 2
-    _one_line_error(capsys, "unknown command")
 
 
 def test_fit_and_test_from_config(tmp_path, capsys):

@@ -3,10 +3,9 @@
 import pytest
 import torch
 from icml26_shared.contract import check_contract
-from symicl.classifier_module import ICLClassifierModule, train_classifier
-from symicl.episode_data import LinearTaskDataModule
 from symicl.episodes import LinearTaskSampler
 from symicl.evaluation import anchor_accuracies, model_accuracy
+from symicl.lightning import ICLClassifierModule, LinearTaskDataModule, train_classifier
 
 
 def _forward(model, batch):
@@ -80,7 +79,9 @@ def test_every_experiment_config_builds_and_matches_the_full_reproduce():
     from pathlib import Path
 
     import yaml
-    from symicl.reproduce import FULL
+    from symicl.reproduce import EXPERIMENT
+
+    full = EXPERIMENT.validate("full")["comparison"]
 
     configs = sorted((Path(__file__).resolve().parent.parent / "configs").glob("*-L*.yaml"))
     assert len(configs) == 15  # 3 modes x (3 depths + 2 larger tasks)
@@ -89,5 +90,5 @@ def test_every_experiment_config_builds_and_matches_the_full_reproduce():
         module = ICLClassifierModule(**cfg["model"])
         LinearTaskDataModule(**cfg["data"])
         task = (cfg["data"]["d"], cfg["data"]["n_classes"], cfg["data"]["n_context"])
-        assert task in FULL.tasks and cfg["data"]["train_batches"] == FULL.steps, path.name
+        assert list(task) in full.tasks and cfg["data"]["train_batches"] == full.steps, path.name
         assert module.model.symmetry == path.name.split("-")[0], path.name

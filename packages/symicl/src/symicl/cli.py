@@ -1,8 +1,10 @@
 """Command line of symicl: ``symicl --help``.
 
-``fit/validate/test/predict`` (LightningCLI over :class:`ICLClassifierModule` and
-:class:`LinearTaskDataModule`), ``reproduce``, and the package commands ``extract``,
-``verify``, ``evaluate``, ``classify`` (your own episodes from an ``.npz``) and ``benchmark``.
+``fit/validate/test/predict`` (LightningCLI over :class:`~symicl.lightning.ICLClassifierModule`
+and :class:`~symicl.lightning.LinearTaskDataModule`), ``reproduce``, and the package commands
+``extract``, ``verify``, ``evaluate``, ``classify`` (your own episodes from an ``.npz``) and
+``benchmark``. Every checkpoint is read with :func:`icml26_shared.cli.load_checkpoint`; nothing
+heavy is imported until a command runs (``symicl --help`` imports neither torch nor lightning).
 """
 
 from __future__ import annotations
@@ -16,12 +18,6 @@ from icml26_shared.cli import PaperCLI, UsageError, load_checkpoint
 from .paper import PAPER
 
 
-def _load(checkpoint: Path):
-    from symicl.classifier_module import ICLClassifierModule
-
-    return load_checkpoint(ICLClassifierModule, checkpoint)
-
-
 def extract(checkpoint: Path, out: Path | None = None, project: bool = False) -> None:
     """Extract the depth-indexed update rule of a trained model as a JSON recursion.
 
@@ -31,9 +27,11 @@ def extract(checkpoint: Path, out: Path | None = None, project: bool = False) ->
         project: Project an unconstrained (``none``/unprojected ``augment``) model onto the
             commutant first; the recursion then describes the projected model.
     """
+    from symicl.lightning import ICLClassifierModule
     from symicl.recursion import extract_recursion
 
-    rec = extract_recursion(_load(checkpoint).model, project=project)
+    module = load_checkpoint(ICLClassifierModule, checkpoint)
+    rec = extract_recursion(module.model, project=project)
     print(rec.describe())
     if out is not None:
         rec.save(out)
@@ -61,9 +59,10 @@ def verify(
     import copy
 
     from symicl.episodes import LinearTaskSampler
+    from symicl.lightning import ICLClassifierModule
     from symicl.recursion import Recursion
 
-    module = _load(checkpoint)
+    module = load_checkpoint(ICLClassifierModule, checkpoint)
     rec = Recursion.load(recursion)
     data = module.hparams
     model = module.model
@@ -101,8 +100,9 @@ def evaluate(
     """
     from symicl.episodes import LinearTaskSampler
     from symicl.evaluation import anchor_accuracies, model_accuracy, shifted_sampler
+    from symicl.lightning import ICLClassifierModule
 
-    module = _load(checkpoint)
+    module = load_checkpoint(ICLClassifierModule, checkpoint)
     hp = module.hparams
     base = LinearTaskSampler(hp.d, hp.n_classes, n_context, seed=seed)
     batch = shifted_sampler(base, shift, noise, unlabeled, length_factor).sample(episodes)
@@ -123,8 +123,9 @@ def classify(checkpoint: Path, episodes: Path) -> None:
     import torch
 
     from symicl.episodes import load_episodes, one_hot_labels
+    from symicl.lightning import ICLClassifierModule
 
-    module = _load(checkpoint)
+    module = load_checkpoint(ICLClassifierModule, checkpoint)
     model = module.model
     batch = load_episodes(episodes, model.n_classes)
     if batch["x"].shape[-1] != model.d:
@@ -183,20 +184,14 @@ def benchmark(
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI."""
-    from symicl.classifier_module import ICLClassifierModule
-    from symicl.episode_data import LinearTaskDataModule
-
+    """The package's CLI (nothing heavy is imported until a command runs)."""
     return PaperCLI(
         PAPER,
-        model_class=ICLClassifierModule,
-        datamodule_class=LinearTaskDataModule,
+        model_class="symicl.lightning:ICLClassifierModule",
+        datamodule_class="symicl.lightning:LinearTaskDataModule",
         commands={
-            "extract": extract,
-            "verify": verify,
-            "evaluate": evaluate,
-            "classify": classify,
-            "benchmark": benchmark,
+            name: f"symicl.cli:{name}"
+            for name in ("extract", "verify", "evaluate", "classify", "benchmark")
         },
     )
 

@@ -9,5 +9,5 @@ PAPER = Paper(
     import_name="symicl",
     summary="Symmetry-constrained transformers for in-context classification and the update rule extracted from them",
     url="https://arxiv.org/abs/2604.11613",
-    reproduce="symicl.reproduce:reproduce",
+    reproduce="symicl.reproduce:EXPERIMENT",
 )
