@@ -4,8 +4,13 @@ import lightning.pytorch as pl
 import pytest
 import torch
 from icml26_shared.contract import check_contract
-from mmicl.icl_data import MultimodalICLDataModule, UnimodalICLDataModule
-from mmicl.stages import Stage1Module, Stage2Module, Stage3Module
+from mmicl.lightning import (
+    MultimodalICLDataModule,
+    Stage1Module,
+    Stage2Module,
+    Stage3Module,
+    UnimodalICLDataModule,
+)
 
 
 def _fwd(model, batch):

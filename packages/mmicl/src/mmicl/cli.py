@@ -1,11 +1,14 @@
 """Command line of mmicl: ``mmicl --help``.
 
-``fit/validate/test/predict`` (LightningCLI over the three stages, :mod:`mmicl.stages`, and
-the two data modules, :mod:`mmicl.icl_data`; configs use ``class_path``/``init_args``, see
-``configs/``), ``reproduce``, and the package commands ``sweep`` (stage-1 ICL vs IWL over
+``fit/validate/test/predict`` (LightningCLI over the three stages and the two data modules of
+:mod:`mmicl.lightning`; configs use ``class_path``/``init_args``, see ``configs/``),
+``reproduce`` (:mod:`mmicl.reproduce`), and the package commands ``sweep`` (stage-1 ICL vs IWL over
 ``K`` and position encodings), ``circuits`` (progress measures of checkpoints and their
 Spearman correlation with IC accuracy), ``knockout`` (head knockout of a checkpoint) and
-``benchmark`` (anchors and generator throughput, no model).
+``benchmark`` (anchors and generator throughput, no model) and ``vlm-heads``.
+
+Nothing heavy is imported until a command runs: ``build_cli()`` names every target as a
+string, and each command imports torch / lightning inside its function.
 """
 
 from __future__ import annotations
@@ -19,17 +22,16 @@ from .paper import PAPER
 
 
 def _load_stage1(checkpoint: Path):
-    import torch
-
-    from mmicl.stages import Stage1Module
+    """A stage-1 module and the data settings saved with it (one read, through
+    :func:`icml26_shared.cli.load_checkpoint`)."""
+    from mmicl.lightning import Stage1Module
 
     module = load_checkpoint(Stage1Module, checkpoint, what="stage-1 checkpoint")
-    raw = torch.load(checkpoint, map_location="cpu", weights_only=False)
-    return module, dict(raw.get("datamodule_hyper_parameters") or {})
+    return module, dict(getattr(module, "datamodule_hparams", None) or {})
 
 
 def _data_for(module, data_hp: dict, overrides: dict, eval_sequences: int):
-    from mmicl.icl_data import UnimodalICLDataModule
+    from mmicl.lightning import UnimodalICLDataModule
 
     hp = {
         k: v for k, v in data_hp.items() if k in UnimodalICLDataModule.__init__.__code__.co_varnames
@@ -92,10 +94,10 @@ def sweep(
         d_model: Decoder width (default 64 for linear, the layout's width for concat).
     """
     import lightning.pytorch as pl
+    from icml26_shared.trainer import quiet_trainer
 
     from mmicl.evaluation import split_accuracies
-    from mmicl.icl_data import UnimodalICLDataModule
-    from mmicl.stages import Stage1Module
+    from mmicl.lightning import Stage1Module, UnimodalICLDataModule
 
     if steps < 1:
         raise UsageError(f"steps must be >= 1, got {steps}")
@@ -111,11 +113,7 @@ def sweep(
                 D, L, d_model, n_layers=n_layers, n_heads=n_heads, pos=pos,
                 max_positions=max_positions, embedding=embedding,
             )  # fmt: skip
-            pl.Trainer(
-                accelerator="cpu", devices=1, max_steps=steps, logger=False,
-                enable_checkpointing=False, enable_progress_bar=False,
-                enable_model_summary=False, limit_val_batches=0,
-            ).fit(module, datamodule=dm)  # fmt: skip
+            quiet_trainer(max_steps=steps, limit_val_batches=0).fit(module, datamodule=dm)
             acc = split_accuracies(module, dm.sets("test"))
             print(
                 f"{pos:6s} {K:6d}  "
@@ -244,13 +242,13 @@ def benchmark(
 
     import torch
 
+    from mmicl.anchors import context_anchors
     from mmicl.gmm_data import BurstySampler, GMMBank, eval_splits
-    from mmicl.reproduce import _anchors
 
     bank = GMMBank(K, L, D, seed=seed)
     sampler = BurstySampler(bank, N, B, eps=eps)
     sets = eval_splits(sampler, sequences, seed)
-    for name, accs in _anchors(sets, N).items():
+    for name, accs in context_anchors(sets, N).items():
         print(f"{name:40s} " + "  ".join(f"{k} {v:.3f}" for k, v in accs.items()))
     g = torch.Generator().manual_seed(seed)
     start = time.perf_counter()
@@ -304,56 +302,20 @@ def vlm_heads(
         print(f"{row['knockout']:32s} {row['heads']:24s} ICL acc {row['ICL acc']:.3f}")
 
 
-def _condense(message: str) -> str:
-    """One line from jsonargparse's multi-line subclass-resolution errors.
-
-    With ``class_path`` configs a ``ValueError`` raised while building the model or data
-    arrives wrapped in "Does not validate against any of the Union subtypes" plus the tried
-    types; keep the real reason.
-    """
-    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
-    if len(lines) <= 1:
-        return message.strip()
-    reasons = [
-        ln[2:].strip()
-        for ln in lines
-        if ln.startswith("- ") and "Expected a <class 'NoneType'>" not in ln
-    ]
-    reason = reasons[0] if reasons else lines[0]
-    key = next((ln for ln in lines if ln.startswith("Key ")), "")
-    return f"{reason} ({key.rstrip(':')})" if key else reason
-
-
-class MMICLCLI(PaperCLI):
-    r""":class:`~icml26_shared.cli.PaperCLI` whose errors are always one line.
-
-    Examples
-    --------
-    >>> _condense("Does not validate\nErrors:\n  - K=30 is bad\n  - Expected a <class 'NoneType'>")
-    'K=30 is bad'
-    """
-
-    def error(self, message: str) -> int:
-        return super().error(_condense(message))
-
-
 def build_cli() -> PaperCLI:
-    """The package's CLI."""
-    from mmicl.icl_data import ICLDataModule
-    from mmicl.stages import ICLStage
-
-    return MMICLCLI(
+    """The package's CLI (nothing heavy is imported until a command runs)."""
+    return PaperCLI(
         PAPER,
-        model_class=ICLStage,
-        datamodule_class=ICLDataModule,
+        model_class="mmicl.lightning:ICLStage",
+        datamodule_class="mmicl.lightning:ICLDataModule",
         subclass_mode_model=True,
         subclass_mode_data=True,
         commands={
-            "sweep": sweep,
-            "circuits": circuits,
-            "knockout": knockout,
-            "benchmark": benchmark,
-            "vlm-heads": vlm_heads,
+            "sweep": "mmicl.cli:sweep",
+            "circuits": "mmicl.cli:circuits",
+            "knockout": "mmicl.cli:knockout",
+            "benchmark": "mmicl.cli:benchmark",
+            "vlm-heads": "mmicl.cli:vlm_heads",
         },
     )
 

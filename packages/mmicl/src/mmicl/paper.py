@@ -9,5 +9,5 @@ PAPER = Paper(
     import_name="mmicl",
     summary="A controlled testbed for unimodal and multimodal in-context learning in small modern transformers",
     url="https://arxiv.org/abs/2601.20796",
-    reproduce="mmicl.reproduce:reproduce",
+    reproduce="mmicl.reproduce:EXPERIMENT",
 )
