@@ -10,9 +10,10 @@ import warnings
 
 import torch
 from watersic.evaluation import lm_report
+from watersic.lightning import train_tiny_llama
 from watersic.model_quantization import quantize_model
 from watersic.text_corpus import byte_sequences, stdlib_text
-from watersic.tiny_llm import TinyLlamaSpec, train_tiny_llama
+from watersic.tiny_llm import TinyLlamaSpec
 
 warnings.simplefilter("ignore")
 torch.set_num_threads(1)

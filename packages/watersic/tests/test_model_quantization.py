@@ -4,9 +4,10 @@ import pytest
 import torch
 from torch import nn
 from watersic.evaluation import lm_report
+from watersic.lightning import train_tiny_llama
 from watersic.model_quantization import load_quantized, quantize_model
 from watersic.text_corpus import byte_sequences, stdlib_text
-from watersic.tiny_llm import TinyLlamaSpec, train_tiny_llama
+from watersic.tiny_llm import TinyLlamaSpec
 
 SPEC = TinyLlamaSpec(
     hidden_size=64, intermediate_size=128, num_layers=1, num_heads=2, seq_len=32,

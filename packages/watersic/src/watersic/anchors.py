@@ -13,8 +13,9 @@ Both return a :class:`~watersic.rtn.FixedRateMatrix` whose ``rate`` counts what 
 format really stores per weight: the b-bit code plus an fp16 scale and an fp16 zero
 (HQQ) or shift (quanto) per group, i.e. ``b + 32 / group_size``.
 
-The libraries are imported lazily; :func:`available` tells which are installed, and the
-callers skip an anchor that is absent.
+The libraries are imported lazily; :func:`available` tells which are installed,
+:func:`supports` whether a benchmark row can run, and the callers skip an anchor that is
+absent (:func:`missing` names them for the report).
 """
 
 from __future__ import annotations
@@ -45,6 +46,25 @@ def available(name: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         return False
+
+
+def supports(method: str, bits: float) -> bool:
+    """Whether ``method`` can run at ``bits``: ours always; an anchor when installed and its
+    grid has that many bits (HQQ: 1, 2, 3, 4, 8; quanto: 2, 4, 8).
+
+    >>> supports("watersic", 1.5)
+    True
+    """
+    if method == "hqq":
+        return available("hqq") and round(bits) in HQQ_BITS
+    if method == "quanto":
+        return available("quanto") and round(bits) in QUANTO_BITS
+    return True
+
+
+def missing() -> list[str]:
+    """The anchors that are not installed (each is skipped with a note in the benchmarks)."""
+    return [a for a in ANCHORS if not available(a)]
 
 
 def _finish(

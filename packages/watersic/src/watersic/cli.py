@@ -1,13 +1,14 @@
 """Command line of watersic: ``watersic --help``.
 
 ``fit/validate/test/predict`` (LightningCLI in subclass mode over the package's two trainable
-parts: :class:`watersic.finetune.WaterSICFinetune` (WaterSIC-FT) and
-:class:`watersic.tiny_llm.TinyLlamaPretrain` (pretraining of the tiny LM), with
-:class:`watersic.text_corpus.ByteTextDataModule`; one YAML per experiment in ``configs/``),
-``reproduce``, and the
-package commands ``quantize`` (a whole model), ``rd-curve`` (one synthetic layer against the
+parts in :mod:`watersic.lightning`: ``WaterSICFinetune`` (WaterSIC-FT) and ``TinyLlamaPretrain``
+(pretraining of the tiny LM), with ``ByteTextDataModule``; one YAML per experiment in
+``configs/``), ``reproduce`` (:data:`watersic.reproduce.EXPERIMENT`), and the package commands ``quantize`` (a whole model), ``rd-curve`` (one synthetic layer against the
 IT limit), ``inspect`` (per-layer report of a saved artifact) and ``benchmark`` (seconds and
 peak memory of WaterSIC vs GPTQ on one large layer).
+
+Nothing heavy is imported until a command runs: ``watersic --help`` reads the commands' summaries
+without importing them, and ``rd-curve`` never imports Lightning.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def _load_model(model: str, seed: int, quick: bool):
     from watersic.text_corpus import byte_sequences, stdlib_text
 
     if model == "tiny-llama":
-        from watersic.tiny_llm import TinyLlamaSpec, train_tiny_llama
+        from watersic.lightning import train_tiny_llama
+        from watersic.tiny_llm import TinyLlamaSpec
 
         spec = (
             TinyLlamaSpec(hidden_size=64, intermediate_size=176, num_layers=2, num_heads=2,
@@ -229,7 +231,7 @@ def rd_curve(
         anchors: Include the HQQ / quanto anchors when installed.
         seed: Seed of W and of the covariance.
     """
-    from watersic.reproduce import synthetic_rows
+    from watersic.rd_curve import rd_rows
     from watersic.synthetic import SPECTRA
 
     if spectrum not in SPECTRA:
@@ -239,7 +241,7 @@ def rd_curve(
     for rate in rates or [1, 2, 3, 4]:
         if not 1 <= rate <= 8:
             raise UsageError(f"rate {rate} out of range; use integers 1-8")
-        for r in synthetic_rows(spectrum, rate, rows, columns, seed, with_anchors=anchors):
+        for r in rd_rows(spectrum, rate, rows, columns, seed, with_anchors=anchors):
             print(
                 f"R={rate} {r['method']:26s} rate {r['rate']:.3f}  D {r['D_dB']:7.2f} dB  "
                 f"gap {r['gap']:.3f} bits"
@@ -344,22 +346,20 @@ def _quantize_matrix(W, S, rate):
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI."""
-    import lightning.pytorch as pl
-
-    # Subclass mode: a config names its module by class_path (watersic.finetune.WaterSICFinetune
-    # or watersic.tiny_llm.TinyLlamaPretrain, data watersic.text_corpus.ByteTextDataModule).
+    """The package's CLI (nothing heavy is imported until a command runs)."""
+    # Subclass mode: a config names its module by class_path (watersic.lightning.WaterSICFinetune
+    # or watersic.lightning.TinyLlamaPretrain, data watersic.lightning.ByteTextDataModule).
     return PaperCLI(
         PAPER,
-        model_class=pl.LightningModule,
-        datamodule_class=pl.LightningDataModule,
+        model_class="lightning.pytorch:LightningModule",
+        datamodule_class="lightning.pytorch:LightningDataModule",
         subclass_mode_model=True,
         subclass_mode_data=True,
         commands={
-            "quantize": quantize,
-            "rd-curve": rd_curve,
-            "inspect": inspect,
-            "benchmark": benchmark,
+            "quantize": "watersic.cli:quantize",
+            "rd-curve": "watersic.cli:rd_curve",
+            "inspect": "watersic.cli:inspect",
+            "benchmark": "watersic.cli:benchmark",
         },
     )
 

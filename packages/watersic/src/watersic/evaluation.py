@@ -17,12 +17,6 @@ from torchmetrics.text import Perplexity
 
 
 @torch.no_grad()
-def lm_logits(model: nn.Module, tokens: torch.Tensor, batch_size: int = 16) -> torch.Tensor:
-    """Logits ``(N, T, V)`` of a causal LM on token ids ``(N, T)``."""
-    return torch.cat([model(input_ids=b).logits.float() for b in tokens.split(batch_size)])
-
-
-@torch.no_grad()
 def perplexity(model: nn.Module, tokens: torch.Tensor, batch_size: int = 16) -> float:
     """Next-token perplexity on ``tokens`` ``(N, T)`` (torchmetrics ``Perplexity``)."""
     metric = Perplexity()

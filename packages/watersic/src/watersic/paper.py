@@ -9,5 +9,5 @@ PAPER = Paper(
     import_name="watersic",
     summary="Waterfilling successive interference cancellation for LLM weight quantization, with GPTQ/RTN baselines and entropy-coded bitstreams.",
     url="https://arxiv.org/abs/2603.04956",
-    reproduce="watersic.reproduce:reproduce",
+    reproduce="watersic.reproduce:EXPERIMENT",
 )

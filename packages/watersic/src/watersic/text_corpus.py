@@ -7,9 +7,8 @@ the SHA-256 of the text is recorded, because a different Python version gives di
 
 * :func:`stdlib_text` -- concatenated top-level ``*.py`` sources (train / held-out split by file);
 * :func:`stdlib_docstrings` -- module, class and function docstrings (English sentences);
-* :func:`byte_sequences` -- fixed-length byte-token windows ``(N, T)`` for a byte-level LM;
-* :class:`ByteTextDataModule` -- those windows as a LightningDataModule (train / held-out
-  files), used to pretrain the tiny LM and to fine-tune its rescalers (WaterSIC-FT).
+* :func:`byte_sequences` -- fixed-length byte-token windows ``(N, T)`` for a byte-level LM
+  (served as a LightningDataModule by :class:`watersic.lightning.ByteTextDataModule`).
 """
 
 from __future__ import annotations
@@ -20,9 +19,7 @@ import sysconfig
 from functools import cache
 from pathlib import Path
 
-import lightning.pytorch as pl
 import torch
-from torch.utils.data import DataLoader, Dataset
 
 
 def _stdlib_files() -> list[Path]:
@@ -90,86 +87,3 @@ def byte_sequences(
     if count == 0:
         raise ValueError(f"text of {t.numel()} bytes is shorter than one window of {seq_len}")
     return t[: count * seq_len].reshape(count, seq_len)
-
-
-class _Windows(Dataset):
-    def __init__(self, data: torch.Tensor) -> None:
-        self.data = data
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-    def __getitem__(self, i: int) -> torch.Tensor:
-        return self.data[i]
-
-
-class ByteTextDataModule(pl.LightningDataModule):
-    """Byte-token windows ``(B, T)`` of CPython's stdlib sources (train / held-out files).
-
-    Parameters
-    ----------
-    seq_len, batch_size:
-        Window length T and batch size B.
-    train_sequences, val_sequences:
-        Number of windows in each split (None: every window of the text).
-    train_offset:
-        Bytes of the training text skipped first (WaterSIC-FT skips the first 500,000 bytes,
-        where the quantizer's calibration windows come from; pretraining uses 0).
-    train_bytes:
-        Bytes of training text read (:func:`stdlib_text`).
-    num_workers:
-        DataLoader workers (0 on small machines).
-    seed:
-        Seed of the training shuffle (a generator of its own, so runs are deterministic).
-
-    Examples
-    --------
-    >>> dm = ByteTextDataModule(seq_len=16, batch_size=4, train_sequences=8, val_sequences=4)
-    >>> dm.setup("fit")
-    >>> tuple(next(iter(dm.train_dataloader())).shape)
-    (4, 16)
-    """
-
-    def __init__(
-        self,
-        seq_len: int = 64,
-        batch_size: int = 8,
-        train_sequences: int | None = 256,
-        val_sequences: int | None = 32,
-        train_offset: int = 500_000,
-        train_bytes: int = 2_000_000,
-        num_workers: int = 0,
-        seed: int = 0,
-    ) -> None:
-        super().__init__()
-        self.save_hyperparameters()
-
-    def setup(self, stage: str | None = None) -> None:
-        hp = self.hparams
-        text = stdlib_text("train", hp.train_bytes)
-        self.train = _Windows(
-            byte_sequences(text, hp.seq_len, hp.train_sequences, offset=hp.train_offset)
-        )
-        self.val = _Windows(byte_sequences(stdlib_text("heldout"), hp.seq_len, hp.val_sequences))
-
-    def _loader(self, ds: Dataset, shuffle: bool) -> DataLoader:
-        gen = torch.Generator().manual_seed(self.hparams.seed) if shuffle else None
-        return DataLoader(
-            ds,
-            batch_size=self.hparams.batch_size,
-            shuffle=shuffle,
-            num_workers=self.hparams.num_workers,
-            generator=gen,
-        )
-
-    def train_dataloader(self) -> DataLoader:
-        return self._loader(self.train, True)
-
-    def val_dataloader(self) -> DataLoader:
-        return self._loader(self.val, False)
-
-    def test_dataloader(self) -> DataLoader:
-        return self._loader(self.val, False)
-
-    def predict_dataloader(self) -> DataLoader:
-        return self._loader(self.val, False)

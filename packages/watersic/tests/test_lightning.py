@@ -1,8 +1,8 @@
-"""WaterSIC-FT LightningModule: the shared contract and what trains."""
+"""The LightningModules (WaterSIC-FT, tiny-LM pretraining): the shared contract and what trains."""
 
 import torch
 from icml26_shared.contract import check_contract
-from watersic.finetune import ByteTextDataModule, WaterSICFinetune
+from watersic.lightning import ByteTextDataModule, WaterSICFinetune
 
 SMALL = dict(
     hidden_size=16, intermediate_size=32, num_layers=1, num_heads=2, seq_len=16,
@@ -42,7 +42,7 @@ def test_only_scales_train_and_kl_drops():
 
 
 def test_tiny_llama_pretraining_contract(tmp_path):
-    from watersic.tiny_llm import TinyLlamaPretrain
+    from watersic.lightning import TinyLlamaPretrain
 
     def model():
         return TinyLlamaPretrain(
@@ -59,7 +59,8 @@ def test_tiny_llama_pretraining_contract(tmp_path):
 
 
 def test_pretraining_lowers_the_loss_and_is_deterministic():
-    from watersic.tiny_llm import TinyLlamaSpec, train_tiny_llama
+    from watersic.lightning import train_tiny_llama
+    from watersic.tiny_llm import TinyLlamaSpec
 
     spec = TinyLlamaSpec(
         hidden_size=16, intermediate_size=32, num_layers=1, num_heads=2, seq_len=16,
@@ -76,3 +77,42 @@ def test_pretraining_lowers_the_loss_and_is_deterministic():
         dm.setup("validate")
         val = next(iter(dm.val_dataloader()))
         assert a(input_ids=val, labels=val).loss < untrained(input_ids=val, labels=val).loss
+
+
+def test_finetune_rescalers_trains_through_the_lightning_module():
+    """WaterSIC-FT of an existing quantization (what reproduce's tiny_lm section runs)."""
+    from watersic.evaluation import lm_report
+    from watersic.lightning import finetune_rescalers, train_tiny_llama
+    from watersic.model_quantization import quantize_model
+    from watersic.text_corpus import byte_sequences, stdlib_text
+    from watersic.tiny_llm import TinyLlamaSpec
+
+    spec = TinyLlamaSpec(
+        hidden_size=16, intermediate_size=32, num_layers=1, num_heads=2, seq_len=16,
+        train_steps=20, batch_size=8, lr=1e-2, train_bytes=50_000,
+    )  # fmt: skip
+    fp = train_tiny_llama(spec, seed=0)
+    cal = byte_sequences(stdlib_text("train", 50_000), 16, 32)
+    ev = byte_sequences(stdlib_text("train", 600_000), 16, 32, offset=500_000)
+    art = quantize_model(fp, cal, 3.0, "watersic")
+    student = finetune_rescalers(fp, art, steps=10, seq_len=16, batch_size=8, lr=1e-3,
+                                 min_lr=1e-4, train_bytes=600_000)  # fmt: skip
+    assert student is art.model and not student.training
+    trainable = [n for n, p in student.named_parameters() if p.requires_grad]
+    assert trainable and all(n.endswith(("row_scale", "col_scale")) for n in trainable)
+    moved = [
+        name for name, q in art.layers.items()
+        if not torch.equal(student.get_submodule(name).row_scale.detach(), q.row_scale.float())
+    ]  # fmt: skip
+    assert moved  # the Trainer ran optimiser steps on the rescalers
+    assert torch.isfinite(torch.tensor(lm_report(fp, student, ev)["kl_bits"]))
+
+
+def test_finetune_rescalers_rejects_bad_input():
+    import pytest
+    from watersic.lightning import finetune_rescalers
+
+    with pytest.raises(ValueError, match="steps"):
+        finetune_rescalers(None, None, steps=0, seq_len=16)
+    with pytest.raises(ValueError, match="train_bytes"):
+        finetune_rescalers(None, None, steps=1, seq_len=16, train_offset=100, train_bytes=100)
