@@ -114,3 +114,25 @@ def test_interrupted_run_keeps_finished_sections(tmp_path):
 def test_read_yaml_empty_is_empty(tmp_path):
     (tmp_path / "e.yaml").write_text("")
     assert read_yaml(tmp_path / "e.yaml") == {}
+
+
+def test_threads_key_sets_torch_threads_per_section(tmp_path):
+    import torch
+
+    seen = []
+
+    def probe(setting, seed):
+        seen.append(torch.get_num_threads())
+        t = Table("T", ["x"])
+        t.add_row(x=1)
+        return t
+
+    (tmp_path / "quick.yaml").write_text("threads: 1\n")
+    before = torch.get_num_threads()
+    Experiment("toy", [Section("probe", probe)], config_dir=tmp_path).run(tmp_path / "o", log=False)
+    assert seen == [1] and torch.get_num_threads() == before
+    (tmp_path / "quick.yaml").write_text("threads: 0\n")
+    with pytest.raises(SettingError, match="threads must be a positive integer"):
+        Experiment("toy", [Section("probe", probe)], config_dir=tmp_path).run(
+            tmp_path / "p", log=False
+        )

@@ -23,7 +23,8 @@ figures, notes). Its sizes come from YAML, never from Python constants:
       main: {n: 2000}   # section keys: only ``main`` sees them (they win over global ones)
       speed: {repeats: 3}
 
-A section may declare ``params``, a dataclass: its YAML keys are then checked (an unknown or
+A global ``threads: N`` key runs every section with ``torch.set_num_threads(N)`` (restored
+afterwards). A section may declare ``params``, a dataclass: its YAML keys are then checked (an unknown or
 missing key, a wrong type, is a :class:`~icml26_shared.cli.UsageError` before any work) and the
 function receives an instance. Without ``params`` it receives a plain ``dict``.
 
@@ -36,6 +37,7 @@ that already holds results of the same preset replaces only those sections.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import importlib.util
@@ -382,7 +384,8 @@ class Experiment:
                 print(f"{tag}: running", file=sys.stderr, flush=True)
             seed_everything(seed)
             wall0, cpu0 = time.perf_counter(), time.process_time()
-            result = _as_result(section.name, section.run(values, seed))
+            with _threads(setting.get("threads")):
+                result = _as_result(section.name, section.run(values, seed))
             wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
             report.add_section(
                 section.name,
@@ -418,6 +421,24 @@ class Experiment:
                 report.sections[name] = sec
                 report.figures += [f for f in old.figures if f.name in sec.figures]
         return report
+
+
+@contextlib.contextmanager
+def _threads(n: Any):
+    """Run with ``torch.set_num_threads(n)`` when a preset sets a global ``threads`` key."""
+    if n is None:
+        yield
+        return
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise SettingError(f"threads must be a positive integer, got {n!r}")
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _as_result(name: str, value: Any) -> SectionResult:
