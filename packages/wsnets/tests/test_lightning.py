@@ -3,9 +3,14 @@
 import pytest
 import torch
 from icml26_shared.contract import check_contract
-from wsnets.tasks import INRClassifier, INREditor, WeightRegressor
+from wsnets.lightning import (
+    DigitsINRDataModule,
+    INRClassifier,
+    INREditor,
+    MLPZooDataModule,
+    WeightRegressor,
+)
 from wsnets.training import fit_and_test
-from wsnets.zoo_data import DigitsINRDataModule, MLPZooDataModule
 
 
 def _forward(model, batch):
@@ -51,8 +56,8 @@ def test_contract_regressor(tmp_path):
 def test_training_recovers_a_planted_invariant(tmp_path):
     """Planted ground truth: target = output bias + mean hidden bias (G_A-invariant)."""
     from wsnets.inr_zoo import Zoo
+    from wsnets.lightning import PrefitINRDataModule
     from wsnets.weight_space import WeightSpace
-    from wsnets.zoo_data import PrefitINRDataModule
 
     torch.manual_seed(0)
     v = WeightSpace.random([1, 6, 6, 1], batch=200)

@@ -3,8 +3,8 @@
 import pytest
 import torch
 from wsnets.architectures import matched_hidden, n_params
+from wsnets.lightning import INREditor
 from wsnets.output_ensemble import OutputEnsemble
-from wsnets.tasks import INREditor
 from wsnets.weight_space import WeightSpace, image_coords
 
 ARCH = [2, 6, 6, 1]

@@ -6,8 +6,8 @@ import torch
 from wsnets.architectures import build_model
 from wsnets.baselines import StatNN, block_statistics
 from wsnets.inr_zoo import fit_inrs
+from wsnets.lightning import INREditor
 from wsnets.siren import siren_init
-from wsnets.tasks import INREditor
 from wsnets.weight_space import WeightSpace, image_coords
 
 ARCH = [2, 8, 8, 1]

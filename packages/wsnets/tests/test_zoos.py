@@ -96,7 +96,7 @@ def _dwsnets_release(root, sizes=(4, 2, 2), arch=(2, 5, 5, 1)):
 
 
 def test_dwsnets_split_folder_loads_with_its_own_splits(tmp_path):
-    from wsnets.zoo_data import DWSNetsSplitDataModule
+    from wsnets.lightning import DWSNetsSplitDataModule
 
     splits = _dwsnets_release(tmp_path)
     dm = DWSNetsSplitDataModule(str(splits), variant="dwsnets", batch_size=3)
@@ -112,7 +112,7 @@ def test_dwsnets_split_folder_loads_with_its_own_splits(tmp_path):
 
 
 def test_dwsnets_split_folder_bad_input(tmp_path):
-    from wsnets.zoo_data import DWSNetsSplitDataModule
+    from wsnets.lightning import DWSNetsSplitDataModule
 
     with pytest.raises(ValueError, match="does not exist"):
         DWSNetsSplitDataModule(str(tmp_path / "none.json"), variant="dwsnets").setup()
@@ -134,7 +134,8 @@ def test_image_inr_datamodule_fits_rows_of_an_image_dataset(tmp_path, monkeypatc
     """The HF path without internet: fake rows (colour PIL images) stand in for load_dataset."""
     import numpy as np
     from PIL import Image
-    from wsnets.zoo_data import ImageINRDataModule, images_from_rows
+    from wsnets.lightning import ImageINRDataModule
+    from wsnets.zoo_data import images_from_rows
 
     rng = np.random.default_rng(0)
     rows = [

@@ -2,7 +2,7 @@
 
 * :class:`FlatMLP`: an MLP on ``flatten(v)``; not invariant. Permutation augmentation (a
   random ``tau`` per network per training step) is applied by the task modules when
-  ``augment=True`` (see :mod:`wsnets.tasks`).
+  ``augment=True`` (see :mod:`wsnets.lightning`).
 * :class:`CanonicalMLP`: sorts each hidden layer by bias first (the continuous
   canonicalisation under general position, the construction behind the paper's
   universality proofs), then a flat MLP. Exactly invariant when biases are distinct; the
@@ -155,3 +155,53 @@ class StatNN(WeightSpaceNet):
 
     def forward(self, v: WeightSpace):
         return self.out(block_statistics(self._check(v)))
+
+
+def learnability(zoo, seed: int = 0) -> dict[str, float]:
+    """Is the label learnable from the weights? Linear probes on a seeded 70/30 split.
+
+    Test accuracy of scikit-learn ``LogisticRegression`` (C = 0.5, standardised features) on
+    :func:`block_statistics` (``"statnn"``) and on the raw flattened parameters (``"flat"``) of
+    a digits zoo (its ``label`` target).
+    """
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    y = zoo.targets["label"].numpy()
+    perm = np.random.default_rng(seed).permutation(len(y))
+    te, tr = perm[: int(0.3 * len(y))], perm[int(0.3 * len(y)) :]
+    out = {}
+    for key, X in (
+        ("statnn", block_statistics(zoo.params).numpy()),
+        ("flat", zoo.params.flatten().numpy()),
+    ):
+        clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=3000, C=0.5))
+        out[key] = float(clf.fit(X[tr], y[tr]).score(X[te], y[te]))
+    return out
+
+
+def learnability_table(zoos: dict, seed: int = 0):
+    """:func:`learnability` of each ``{initialisation name: digits zoo}``, against chance 0.1."""
+    from icml26_shared.results import Table
+
+    n = len(next(iter(zoos.values())))
+    table = Table(
+        "Is the digit class learnable from the weights? (logistic regression, same digits)",
+        ["zoo initialisation", "StatNN features + logistic regression acc",
+         "flat weights + logistic regression acc", "chance"],
+        notes=(
+            f"{n} digit SIRENs, seeded 70/30 split, scikit-learn LogisticRegression "
+            "(C=0.5) on standardised features. 'shared' = every INR fitted from one "
+            "initialisation, then a random hidden-neuron permutation per INR (the function is "
+            "unchanged, the G_A symmetry of the data is kept)."
+        ),
+    )  # fmt: skip
+    for key, zoo in zoos.items():
+        acc = learnability(zoo, seed)
+        table.add_row(**{"zoo initialisation": key,
+                         "StatNN features + logistic regression acc": acc["statnn"],
+                         "flat weights + logistic regression acc": acc["flat"],
+                         "chance": 0.1})  # fmt: skip
+    return table

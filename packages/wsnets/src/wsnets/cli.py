@@ -1,8 +1,8 @@
 """Command line of wsnets: ``wsnets --help``.
 
 ``fit/validate/test/predict`` are LightningCLI over the task modules
-(:class:`~wsnets.tasks.INRClassifier`, :class:`~wsnets.tasks.INREditor`,
-:class:`~wsnets.tasks.WeightRegressor`) and the zoo data modules, chosen with
+(:class:`~wsnets.lightning.INRClassifier`, :class:`~wsnets.lightning.INREditor`,
+:class:`~wsnets.lightning.WeightRegressor`) and the zoo data modules, chosen with
 ``--model.class_path`` / ``--data.class_path`` (see ``configs/``); ``reproduce``; and the
 package commands ``make-zoo``, ``edit``, ``check-equivariance``, ``benchmark`` and ``f-sweep``.
 """
@@ -55,19 +55,16 @@ def make_zoo(
     print(f"wrote {len(zoo)} networks {list(zoo.params.arch)} to {out} ({zoo.meta})")
 
 
-def _load_editor(checkpoint: Path):
-    import pickle
+def load_editor(checkpoint: Path):
+    """An :class:`~wsnets.lightning.INREditor` checkpoint on the CPU, in eval mode.
 
-    from wsnets.tasks import INREditor
+    A missing or unreadable file is one :class:`~icml26_shared.cli.UsageError` line.
+    """
+    from icml26_shared.cli import load_checkpoint
 
-    if not Path(checkpoint).is_file():
-        raise UsageError(f"checkpoint {str(checkpoint)!r} does not exist")
-    try:
-        return INREditor.load_from_checkpoint(
-            checkpoint, map_location="cpu", weights_only=False
-        ).eval()
-    except (RuntimeError, KeyError, TypeError, EOFError, pickle.UnpicklingError) as err:
-        raise UsageError(f"cannot read checkpoint {str(checkpoint)!r}: {err}") from err
+    from wsnets.lightning import INREditor
+
+    return load_checkpoint(INREditor, checkpoint)
 
 
 def edit(ckpt: Path, inr: Path, out: Path | None = None) -> None:
@@ -83,7 +80,7 @@ def edit(ckpt: Path, inr: Path, out: Path | None = None) -> None:
     from wsnets.inr_zoo import load_zoo
 
     zoo = load_zoo(inr)
-    editor = _load_editor(ckpt)
+    editor = load_editor(ckpt)
     v = zoo.params.check_arch(editor.arch)
     if float(zoo.meta.get("offset", editor.hparams.offset)) != float(editor.hparams.offset):
         raise UsageError("the zoo's SIREN variant (output offset) differs from the editor's")
@@ -225,10 +222,9 @@ def f_sweep(
 
     import torch
 
-    from wsnets.reproduce import EDIT_MODELS, WIDTHS_QUICK, mean_std
-    from wsnets.tasks import INREditor
+    from wsnets.comparison import DEFAULT_WIDTHS, EDIT_MODELS, mean_std
+    from wsnets.lightning import DigitsINRDataModule, INREditor
     from wsnets.training import fit_and_test
-    from wsnets.zoo_data import DigitsINRDataModule
 
     F_values, seeds = list(F or [1, 2, 4, 8]), list(seeds or [0])
     if model not in EDIT_MODELS:
@@ -240,7 +236,7 @@ def f_sweep(
     if not lr > 0:
         raise UsageError(f"lr must be > 0, got {lr}")
     with quiet_lightning():
-        width = width or WIDTHS_QUICK[model]
+        width = width or DEFAULT_WIDTHS[model]
         depth = 2 if model in ("mlp", "mlp_aug", "canon") else 3
         print("| model | F | width | params | edit MSE | best epoch | seeds | epochs |")
         print("|---|---|---|---|---|---|---|---|")
@@ -270,22 +266,19 @@ def f_sweep(
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI."""
-    from wsnets.tasks import WeightSpaceTask
-    from wsnets.zoo_data import ZooDataModule
-
+    """The package's CLI (nothing heavy is imported until a command runs)."""
     return PaperCLI(
         PAPER,
-        model_class=WeightSpaceTask,
-        datamodule_class=ZooDataModule,
+        model_class="wsnets.lightning:WeightSpaceTask",
+        datamodule_class="wsnets.lightning:ZooDataModule",
         subclass_mode_model=True,
         subclass_mode_data=True,
         commands={
-            "make-zoo": make_zoo,
-            "edit": edit,
-            "check-equivariance": check_equivariance,
-            "benchmark": benchmark,
-            "f-sweep": f_sweep,
+            "make-zoo": "wsnets.cli:make_zoo",
+            "edit": "wsnets.cli:edit",
+            "check-equivariance": "wsnets.cli:check_equivariance",
+            "benchmark": "wsnets.cli:benchmark",
+            "f-sweep": "wsnets.cli:f_sweep",
         },
     )
 

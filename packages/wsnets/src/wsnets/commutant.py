@@ -111,3 +111,29 @@ def layer_matrix(layer: EquivariantLinear) -> torch.Tensor:
         for b, s in zip(layer.biases, saved_b, strict=True):
             b.copy_(s)
     return torch.stack(cols, dim=1)
+
+
+def commutant_table(arch: Sequence[int] = (2, 3, 4, 2)):
+    """Parameters of the DWS / NP layer against the numerical commutant and invariant dims.
+
+    Equal numbers mean the layer spans every equivariant linear map (and bias) for ``arch``.
+    """
+    from icml26_shared.results import Table
+
+    arch = list(arch)
+    table = Table(
+        f"DWS / NP layer parameters vs the numerical commutant (SVD), architecture {arch}",
+        ["group", "layer linear params", "commutant dim", "layer bias params", "invariant dim"],
+    )
+    for group, fixed in (("hidden neurons (DWS)", None), ("all neurons (NP)", ())):
+        layer = EquivariantLinear(arch, 1, 1, fixed)
+        table.add_row(
+            group=group,
+            **{
+                "layer linear params": layer.n_basis(),
+                "commutant dim": commutant_dim(arch, fixed),
+                "layer bias params": layer.n_bias_basis(),
+                "invariant dim": invariant_dim(arch, fixed),
+            },
+        )
+    return table

@@ -9,5 +9,5 @@ PAPER = Paper(
     import_name="wsnets",
     summary="Permutation-equivariant weight-space networks (DWSNets, NFN, neural-graph GNNs) and the output-ensemble expressivity fix",
     url="https://arxiv.org/abs/2602.01083",
-    reproduce="wsnets.reproduce:reproduce",
+    reproduce="wsnets.reproduce:EXPERIMENT",
 )

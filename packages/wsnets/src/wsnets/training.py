@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 
 import lightning.pytorch as pl
+from icml26_shared.trainer import quiet_trainer
 from lightning.pytorch.callbacks import ModelCheckpoint
 
 
@@ -27,14 +28,10 @@ def fit_and_test(
         warnings.filterwarnings("ignore", ".*number of training batches.*")
         monitor, mode = getattr(module, "selection", ("val/loss", "min"))
         ckpt = ModelCheckpoint(dirpath=tmp, monitor=monitor, mode=mode, save_top_k=1)
-        trainer = pl.Trainer(
-            accelerator="cpu",
-            devices=1,
+        trainer = quiet_trainer(
             max_epochs=epochs,
-            logger=False,
             callbacks=[ckpt],
-            enable_progress_bar=False,
-            enable_model_summary=False,
+            enable_checkpointing=True,
             default_root_dir=Path(tmp),
         )
         trainer.fit(module, datamodule=datamodule)
@@ -42,14 +39,7 @@ def fit_and_test(
         best = type(module).load_from_checkpoint(
             ckpt.best_model_path, map_location="cpu", weights_only=False
         )
-        tester = pl.Trainer(
-            accelerator="cpu",
-            devices=1,
-            logger=False,
-            enable_progress_bar=False,
-            enable_model_summary=False,
-            default_root_dir=Path(tmp),
-        )
+        tester = quiet_trainer(default_root_dir=Path(tmp))
         metrics = tester.test(best, datamodule=datamodule, verbose=False)[0]
     out = {k: float(v) for k, v in metrics.items()}
     out["s_per_epoch"] = sum(seconds) / max(1, len(seconds))

@@ -1,0 +1,232 @@
+"""The paper's comparison: every weight-space family on every task, and the output ensemble.
+
+Families (:mod:`wsnets.architectures`): flat MLP, flat MLP + permutation augmentation,
+canonicalise-then-MLP, StatNN, DWS (= HNP-NFN here), NP-NFN+PE, NF-Transformer, GMN.
+
+* :func:`zoo_datamodule`: the zoo of one task (digit SIRENs for classification and editing,
+  sine SIRENs, trained MLPs), split by ``seed`` (the zoo itself is fixed by ``zoo_seed``);
+* :func:`train_task`: one family on one task through its LightningModule
+  (:class:`~wsnets.lightning.INRClassifier`, :class:`~wsnets.lightning.WeightRegressor`,
+  :class:`~wsnets.lightning.INREditor` with ``F`` output-ensemble members, width reduced
+  until its parameters are at most the ``F = 1`` editor's) and the reported protocol
+  (:func:`~wsnets.training.fit_and_test`: test metrics at the best-validation epoch);
+* :func:`output_ensemble_table` (edit MSE / PSNR per family and ``F``, with the "no edit"
+  anchor :func:`no_edit_mse`), :func:`edit_figure` and :func:`invariant_table` (digit-INR
+  accuracy, sine-frequency R^2, zoo Kendall tau): cells are ``mean ± std`` over seeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import torch
+from icml26_shared.results import Table
+
+from wsnets.architectures import LABELS
+
+# invariant tasks: every family; HNP-NFN is built from the DWS layer (same commutant), so at
+# the same seed it *is* the DWS network -- it is not trained twice (tests check the identity).
+INVARIANT_MODELS = ("mlp", "mlp_aug", "canon", "statnn", "dws", "np_pe", "nft", "gmn")
+EDIT_MODELS = ("mlp", "mlp_aug", "canon", "dws", "np_pe", "nft", "gmn")  # StatNN cannot edit
+#: Default width of each family (``wsnets f-sweep``; ``reproduce`` reads its widths from YAML).
+DEFAULT_WIDTHS = {"dws": 6, "np_pe": 6, "nft": 6, "gmn": 12, "mlp": 64, "mlp_aug": 64,
+                  "canon": 64, "statnn": 64}  # fmt: skip
+TASKS = ("cls", "sine", "zoo", "edit")
+
+
+def model_depth(name: str) -> int:
+    """Layers of a family's network: 2 for the flat MLP baselines, 3 for the others."""
+    return 2 if name in ("mlp", "mlp_aug", "canon") else 3
+
+
+def mean_std(values: Sequence[float | None]):
+    """One value: the value; several: ``"mean ± std"`` (sample std) as a string cell.
+
+    >>> mean_std([0.5]), mean_std([1.0, 3.0])
+    (0.5, '2 ± 1.4')
+    """
+    vals = [float(v) for v in values if v is not None]
+    if not vals:
+        return None
+    if len(vals) == 1:
+        return vals[0]
+    t = torch.tensor(vals, dtype=torch.float64)
+    return f"{float(t.mean()):.4g} ± {float(t.std()):.2g}"
+
+
+def zoo_datamodule(
+    task: str,
+    seed: int,
+    zoo_seed: int,
+    n: int,
+    fit_steps: int,
+    init: str = "shared",
+    batch_size: int = 16,
+    cache_dir: str | None = None,
+):
+    """The (set-up) datamodule of ``task`` (``cls``, ``edit``, ``sine``, ``zoo``) on ``n`` networks.
+
+    ``fit_steps`` and ``init`` apply to the digit SIRENs (the sine SIRENs keep their 300 steps).
+    """
+    from wsnets.lightning import DigitsINRDataModule, MLPZooDataModule, SineINRDataModule
+
+    common = dict(seed=seed, zoo_seed=zoo_seed, batch_size=batch_size, cache_dir=cache_dir)
+    if task in ("cls", "edit"):
+        dm = DigitsINRDataModule("classify" if task == "cls" else "edit", n_images=n,
+                                 fit_steps=fit_steps, init=init, **common)  # fmt: skip
+    elif task == "sine":
+        dm = SineINRDataModule(n=n, init=init, **common)
+    elif task == "zoo":
+        dm = MLPZooDataModule(n=n, **common)
+    else:
+        raise ValueError(f"unknown task {task!r}; choose from {', '.join(TASKS)}")
+    dm.setup()
+    return dm
+
+
+@dataclass
+class TaskRun:
+    """Test metrics (best-validation epoch), parameter count and width of one trained model."""
+
+    metrics: dict
+    params: int
+    width: int
+
+
+def train_task(
+    name: str, task: str, datamodule, width: int, epochs: int, lr: float, seed: int, F: int = 1
+) -> TaskRun:
+    """Train family ``name`` on ``task`` with seed ``seed`` and test it (see the module docstring)."""
+    from wsnets.lightning import INRClassifier, INREditor, WeightRegressor
+    from wsnets.training import fit_and_test
+
+    meta, depth = datamodule.meta, model_depth(name)
+    torch.manual_seed(seed)
+    if task == "cls":
+        module = INRClassifier(meta["arch"], name, width, depth, 10, lr=lr)
+    elif task in ("sine", "zoo"):
+        module = WeightRegressor(meta["arch"], name, width, depth, lr=lr)
+    elif task == "edit":
+        module = INREditor(meta["arch"], name, width, depth, F=F, image_size=meta["size"],
+                           w0=meta["w0"], offset=meta["offset"], lr=lr)  # fmt: skip
+    else:
+        raise ValueError(f"unknown task {task!r}; choose from {', '.join(TASKS)}")
+    res = fit_and_test(module, datamodule, epochs)
+    return TaskRun(res, module.n_params(), int(getattr(module, "width", width)))
+
+
+def no_edit_mse(datamodule) -> float:
+    """MSE of the *input* INRs of the test split rendered against the edit target (the anchor)."""
+    from wsnets.weight_space import WeightSpace, image_coords
+
+    meta, idx, zoo = datamodule.meta, datamodule.idx["test"], datamodule.zoo
+    v = WeightSpace([w[idx] for w in zoo.params.weights], [b[idx] for b in zoo.params.biases])
+    with torch.no_grad():
+        rend = v.render(image_coords(meta["size"]), "sine", meta["w0"], meta["offset"])[..., 0, 0]
+    target = zoo.targets["edit"][idx].reshape(len(idx), -1)
+    return float(((rend - target) ** 2).mean())
+
+
+def _avg(runs: Sequence[TaskRun], get) -> float:
+    return sum(get(r) for r in runs) / len(runs)
+
+
+def output_ensemble_table(
+    runs: Mapping[tuple[str, int], Sequence[TaskRun]],
+    F_values: Sequence[int],
+    no_edit: Sequence[float],
+    notes: str = "",
+) -> Table:
+    """One row per (family, ``F``) editor in ``runs``, plus the "no edit (anchor)" row."""
+    table = Table(
+        "Output ensemble: INR editing (3x3 dilation) at matched parameters "
+        "(best-validation epoch, test split)",
+        ["model", "F", "width", "params", "edit MSE", "edit PSNR", "s/epoch"],
+        units={"edit PSNR": "dB"},
+        notes=notes,
+    )
+    for name in EDIT_MODELS:
+        for F in F_values:
+            r = runs.get((name, F))
+            if not r:
+                continue
+            table.add_row(model=LABELS[name], F=F, width=int(_avg(r, lambda x: x.width)),
+                          params=int(_avg(r, lambda x: x.params)),
+                          **{"edit MSE": mean_std([x.metrics["test/loss"] for x in r]),
+                             "edit PSNR": mean_std([x.metrics["test/psnr"] for x in r]),
+                             "s/epoch": _avg(r, lambda x: x.metrics["s_per_epoch"])})  # fmt: skip
+    table.add_row(model="no edit (anchor)", **{"edit MSE": mean_std(list(no_edit))})
+    return table
+
+
+def edit_figure(runs: Mapping[tuple[str, int], Sequence[TaskRun]], F_values, no_edit: float):
+    """Test edit MSE against ``F`` per family (error bars: std over seeds), no-edit line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(4.5, 3.2))
+    for name in EDIT_MODELS:
+        Fs = [F for F in F_values if runs.get((name, F))]
+        vals = [torch.tensor([r.metrics["test/loss"] for r in runs[(name, F)]]) for F in Fs]
+        ax.errorbar(Fs, [float(v.mean()) for v in vals],
+                    yerr=[float(v.std()) if len(v) > 1 else 0.0 for v in vals],
+                    fmt="o-", capsize=2, label=LABELS[name])  # fmt: skip
+    ax.axhline(no_edit, color="grey", ls="--", label="no edit")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("output-ensemble size F (matched parameters)")
+    ax.set_ylabel("test MSE (dilation)")
+    ax.legend(fontsize=6)
+    return fig
+
+
+def invariant_table(runs: Mapping[tuple[str, str], Sequence[TaskRun]], notes: str = "") -> Table:
+    """One row per family: digit-INR accuracy, sine R^2, zoo Kendall tau (best-validation epoch)."""
+    table = Table(
+        "Invariant tasks: weight-space architectures (best-validation epoch, test split)",
+        ["model", "width", "params (cls)", "digit-INR acc", "sine R2", "zoo Kendall tau",
+         "s/epoch (cls)"],
+        notes=notes,
+    )  # fmt: skip
+    metric = {"cls": "test/acc", "sine": "test/r2", "zoo": "test/kendall"}
+    column = {"cls": "digit-INR acc", "sine": "sine R2", "zoo": "zoo Kendall tau"}
+    for name in INVARIANT_MODELS:
+        cls = runs.get((name, "cls"))
+        if not cls:
+            continue
+        row = {"model": LABELS[name], "width": cls[0].width,
+               "params (cls)": int(_avg(cls, lambda x: x.params)),
+               "s/epoch (cls)": _avg(cls, lambda x: x.metrics["s_per_epoch"])}  # fmt: skip
+        for task, key in metric.items():
+            r = runs.get((name, task))
+            row[column[task]] = mean_std([x.metrics[key] for x in r]) if r else None
+        table.add_row(**row)
+    return table
+
+
+def edit_notes(s, meta: Mapping, no_edit: Sequence[float]) -> str:
+    """The protocol under the output-ensemble table (``s``: the section's setting)."""
+    return (
+        f"{len(no_edit)} seed(s) (split + initialisation; zoo fixed), mean ± std when several. "
+        f"{s.n_edit} digit SIRENs 2-{meta['arch'][1]}-{meta['arch'][2]}-1 ({meta['variant']} "
+        f"variant, w0={meta['w0']}, {s.init} initialisation + a random hidden permutation per "
+        f"INR, {meta['size']}x{meta['size']}, {s.fit_steps} Adam steps, mean fit PSNR "
+        f"{meta['fit_psnr_db']:.1f} dB). Target: 3x3 grey dilation. Split 70/15/15, AdamW wd "
+        f"1e-3, batch {s.batch_size}, {s.epochs} epochs at lr {s.lr:g}, ReduceLROnPlateau; test "
+        "numbers at the best-validation epoch. F>1 rows: width reduced until params <= the F=1 "
+        f"editor. 'no edit' anchor = input INR vs target (MSE {sum(no_edit) / len(no_edit):.4g})."
+    )
+
+
+def invariant_notes(s, seed_list: Sequence[int]) -> str:
+    """The protocol under the invariant-task table (``s``: the section's setting)."""
+    return (
+        f"Seeds {seed_list} (split + initialisation; zoos fixed), mean ± std when several. "
+        f"{s.n_images} digit SIRENs ({s.init} initialisation, {s.fit_steps} Adam steps; label: "
+        f"digit, chance 0.1); {s.n_sine} sine SIRENs 1-16-16-1 (label omega in [1, 8]); MLP zoo "
+        f"2-8-8-2 ({s.n_zoo} trained classifiers, label test accuracy). Split 70/15/15, AdamW wd "
+        f"1e-3, batch {s.batch_size}, {s.epochs} epochs at lr {s.lr:g}, ReduceLROnPlateau; test "
+        "numbers at the best-validation epoch (classifiers: best val accuracy)."
+    )
