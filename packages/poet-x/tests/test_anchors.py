@@ -6,7 +6,7 @@ minute on the shared 2-core CPU, so the LoRA / OFT tests are marked ``slow``.
 
 import pytest
 import torch
-from poet_x.lm_module import CausalLMModule
+from poet_x.lightning import CausalLMModule
 from poet_x.memory_accounting import optimizer_state_bytes
 
 NEEDS = {"galore": "galore_torch", "apollo": "apollo_torch", "lora": "peft", "oft": "peft"}

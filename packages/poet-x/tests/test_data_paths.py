@@ -10,15 +10,15 @@ import torch
 from icml26_shared import hub
 from icml26_shared.contract import assert_one_line_error
 from poet_x.cli import main
-from poet_x.lm_module import CausalLMModule, POETMergeCallback
-from poet_x.pretraining_corpora import (
-    ByteTokenizer,
+from poet_x.lightning import (
+    CausalLMModule,
     HFTextDataModule,
-    is_validation,
-    pack_documents,
+    POETMergeCallback,
+    TeacherRegressionDataModule,
+    TeacherRegressionModule,
+    TextDataModule,
 )
-from poet_x.teacher_regression import TeacherRegressionDataModule, TeacherRegressionModule
-from poet_x.text_data import TextDataModule
+from poet_x.pretraining_corpora import ByteTokenizer, is_validation, pack_documents
 
 CONFIGS = Path(__file__).parents[1] / "configs"
 
@@ -76,7 +76,7 @@ def test_offline_hub_corpus_fails_with_one_clear_line(monkeypatch, tmp_path, cap
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     hub.hub_reachable.cache_clear()
     try:
-        code = main(["fit", "--config", str(CONFIGS / "wikitext_poet_x_mem.yaml"),
+        code = main(["fit", "--config", str(CONFIGS / "hub" / "wikitext_poet_x_mem.yaml"),
                      "--trainer.logger", "false", "--trainer.enable_checkpointing", "false",
                      "--trainer.default_root_dir", str(tmp_path)])  # fmt: skip
         err = capsys.readouterr().err

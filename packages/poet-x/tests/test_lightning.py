@@ -3,9 +3,8 @@
 import lightning.pytorch as pl
 import torch
 from icml26_shared.contract import check_contract
-from poet_x.lm_module import CausalLMModule, POETMergeCallback
+from poet_x.lightning import CausalLMModule, POETMergeCallback, TextDataModule
 from poet_x.optimizer_recipe import poet_parameters
-from poet_x.text_data import TextDataModule
 
 
 def _model():

@@ -6,11 +6,10 @@ import lightning.pytorch as pl
 import pytest
 import torch
 from poet_x.config import POETConfig
-from poet_x.lm_module import CausalLMModule, POETMergeCallback, lr_factor
+from poet_x.lightning import CausalLMModule, POETMergeCallback, TextDataModule, lr_factor
 from poet_x.model_surgery import merge_to_linear, wrap_model
 from poet_x.poet_linear import POETLinear
 from poet_x.spectral_metrics import OrthogonalityError, SpectralDrift
-from poet_x.text_data import TextDataModule
 
 
 def _trainer(tmp_path, steps, **kw):

@@ -3,11 +3,11 @@
 import pytest
 import torch
 from poet_x.config import POETConfig
-from poet_x.lm_module import CausalLMModule, tiny_llama
+from poet_x.lightning import CausalLMModule, TextDataModule, tiny_llama
 from poet_x.memory_accounting import optimizer_state_bytes
 from poet_x.model_surgery import merge_all, merge_to_linear, poet_layers, wrap_model
 from poet_x.optimizer_recipe import build_optimizer, poet_parameters
-from poet_x.text_data import MarkovChain2, TextDataModule
+from poet_x.text_data import MarkovChain2
 from torch import nn
 
 

@@ -2,25 +2,44 @@
 
 import json
 
-import poet_x.reproduce as rep
+import poet_x.optimizer_comparison as cmp
 import pytest
 from poet_x.cli import main
 
-TINY = rep.Setting(16, 32, 1, 2, 8, 4, 4, 2, 4, 20_000, 4, 2)
+TINY = cmp.ComparisonSetting(16, 32, 1, 2, 8, 4, 4, 2, 4, 20_000, 4, 2)
+# a subset keeps it fast (every row runs in the real `reproduce --preset quick`; the anchors
+# have their own tests, LoRA/OFT's peft import alone takes ~1 min here)
+KEEP = ["AdamW", "POET (naive, dense R W0 P)", "POET-X fast", "POET-X mem"]
+TINY_YAML = """
+hidden: 16
+intermediate: 32
+layers: 1
+heads: 2
+seq_len: 8
+batch_size: 4
+steps: 4
+merge_interval: 2
+block_size: 4
+max_bytes: 20000
+val_windows: 4
+eval_every: 2
+isolate: false  # one process for every method: see the test below
+methods: [AdamW, "POET (naive, dense R W0 P)", POET-X fast, POET-X mem]
+"""
 
 
 def test_miniature_reproduce_writes_json_markdown_and_png(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(rep, "QUICK", TINY)
-    monkeypatch.setattr(rep, "ISOLATE", False)  # one process per method: see the test below
-    # a subset keeps it fast (every row runs in the real `reproduce --quick`; the anchors
-    # have their own tests, LoRA/OFT's peft import alone takes ~1 min here)
-    keep = ("AdamW", "POET (naive, dense R W0 P)", "POET-X fast", "POET-X mem")
-    monkeypatch.setattr(rep, "METHODS", {k: rep.METHODS[k] for k in keep})
-    assert main(["reproduce", "--quick", "--out", str(tmp_path)]) == 0
-    data = json.loads((tmp_path / "results.json").read_text())
-    rows = {r["method"]: r for r in data["tables"][0]["rows"]}
-    expected = {k for k, spec in rep.METHODS.items() if rep.available(spec)}
-    assert set(rows) == expected
+    from icml26_shared.experiment import Experiment
+    from poet_x.reproduce import EXPERIMENT
+
+    (tmp_path / "quick.yaml").write_text(TINY_YAML)
+    tiny = Experiment("poet-x", EXPERIMENT.sections, config_dir=tmp_path)
+    tiny.run(tmp_path / "out", preset="quick", log=False)
+    out = tmp_path / "out"
+    data = json.loads((out / "results.json").read_text())
+    tables = [t for sec in data["sections"] for t in sec["tables"]]
+    rows = {r["method"]: r for r in tables[0]["rows"]}
+    assert set(rows) == set(KEEP)
     assert all("val loss @ equal time" in r for r in rows.values())
     poet = rows["POET-X fast"]
     assert poet["max rel sigma drift"] < 1e-3 < rows["AdamW"]["max rel sigma drift"]
@@ -29,24 +48,33 @@ def test_miniature_reproduce_writes_json_markdown_and_png(tmp_path, monkeypatch,
     assert rows["POET-X mem"]["saved activations (KB)"] < poet["saved activations (KB)"]
     assert rows["AdamW"]["val loss - AdamW"] == 0.0
     assert poet["val loss - AdamW"] == pytest.approx(poet["val loss"] - rows["AdamW"]["val loss"])
-    markov = {r["method"]: r for r in data["tables"][1]["rows"]}
-    assert set(markov) == expected
-    h = float(data["tables"][1]["title"].split("H = ")[1].split()[0])
+    markov = {r["method"]: r for r in tables[1]["rows"]}
+    assert set(markov) == set(KEEP)
+    h = float(tables[1]["title"].split("H = ")[1].split()[0])
     for r in markov.values():
         assert r["excess loss"] == pytest.approx(r["val loss"] - h, abs=1e-3)
         assert r["excess loss"] > -0.3  # cannot beat the entropy rate beyond sampling noise
-    assert (tmp_path / "results.md").is_file() and list(tmp_path.glob("*.png"))
+    assert (out / "results.md").is_file() and list(out.glob("*.png"))
 
 
-def test_each_method_in_its_own_process_reports_its_peak_rss_and_same_results(monkeypatch):
-    monkeypatch.setattr(rep, "ISOLATE", True)
-    spec = {"AdamW": rep.METHODS["AdamW"]}
-    [(row, mrow)] = rep._run_all(spec, TINY, 0)
+def test_each_method_in_its_own_process_reports_its_peak_rss_and_same_results():
+    from dataclasses import replace
+
+    alone = replace(TINY, methods=["AdamW"], isolate=True)
+    ([row], [mrow], _) = cmp.run_methods(alone, 0)
     assert 0 < row["RSS growth (MB)"] < row["peak RSS (MB)"]
-    monkeypatch.setattr(rep, "ISOLATE", False)
-    [(same, msame)] = rep._run_all(spec, TINY, 0)
+    ([same], [msame], _) = cmp.run_methods(replace(alone, isolate=False), 0)
     # the child computes exactly what the parent would (same seeds, data and code path)
     assert row["val loss"] == same["val loss"] and mrow["val loss"] == msame["val loss"]
+
+
+def test_unknown_method_in_a_preset_is_a_setting_error(tmp_path):
+    from icml26_shared.experiment import Experiment, SettingError
+    from poet_x.reproduce import EXPERIMENT
+
+    (tmp_path / "quick.yaml").write_text(TINY_YAML.replace("POET-X mem]", "POET-Y]"))
+    with pytest.raises(SettingError, match="unknown method"):
+        Experiment("poet-x", EXPERIMENT.sections, config_dir=tmp_path).validate("quick")
 
 
 def test_memory_command_reproduces_the_8b_arithmetic(capsys):
@@ -66,11 +94,12 @@ def test_memory_command_reproduces_the_8b_arithmetic(capsys):
         (["convert", "--hidden_size", "16", "--intermediate_size", "32", "--num_layers", "1",
           "--block_size", "64"], "not divisible by block_size 64"),
         (["merge", "--checkpoint", "missing.ckpt", "--out", "x"], "does not exist"),
+        (["merge", "--checkpoint", __file__, "--out", "x"], "cannot read checkpoint"),
         (["memory", "--block_size", "1"], "block_size must be >= 2"),
     ],
 )  # fmt: skip
-def test_bad_input_one_line_nonzero_exit(args, match, capsys):
-    assert main(args) != 0
+def test_bad_input_one_line_exit_2(args, match, capsys):
+    assert main(args) == 2
     err = capsys.readouterr().err
     assert match in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
@@ -88,42 +117,48 @@ def test_every_config_matches_a_reproduce_row_and_the_full_setting():
     from pathlib import Path
 
     import yaml
+    from poet_x.reproduce import EXPERIMENT
+
+    full = EXPERIMENT.validate("full")["text"]
 
     configs = sorted((Path(__file__).parents[1] / "configs").glob("*.yaml"))
     rows = []
     for path in configs:
         cfg = yaml.safe_load(path.read_text())
-        if cfg["data"]["class_path"] == "poet_x.text_data.TextDataModule":
+        if cfg["data"]["class_path"] == "poet_x.lightning.TextDataModule":
             rows.append(cfg)
-    assert len(rows) == len(rep.METHODS)
+    assert len(rows) == len(cmp.METHODS)
     specs = []
     for cfg in rows:
         model, data = cfg["model"]["init_args"], cfg["data"]["init_args"]
-        assert cfg["model"]["class_path"] == "poet_x.lm_module.CausalLMModule"
-        assert model["hidden_size"] == rep.FULL.hidden
-        assert model["intermediate_size"] == rep.FULL.intermediate
-        assert model["block_size"] == rep.FULL.block_size
-        assert model["merge_interval"] == rep.FULL.merge_interval
-        assert cfg["trainer"]["max_steps"] == rep.FULL.steps
-        assert data["batch_size"] == rep.FULL.batch_size and data["seq_len"] == rep.FULL.seq_len
+        assert cfg["model"]["class_path"] == "poet_x.lightning.CausalLMModule"
+        assert model["hidden_size"] == full.hidden
+        assert model["intermediate_size"] == full.intermediate
+        assert model["block_size"] == full.block_size
+        assert model["merge_interval"] == full.merge_interval
+        assert cfg["trainer"]["max_steps"] == full.steps
+        assert data["batch_size"] == full.batch_size and data["seq_len"] == full.seq_len
         spec = {"optimizer": model["optimizer"]}
         if model["optimizer"] == "poet":
             spec["mode"] = model["mode"]
             if model["base_quant"] != "none":
                 spec["base_quant"] = model["base_quant"]
         specs.append(spec)
-    assert sorted(map(str, specs)) == sorted(map(str, rep.METHODS.values()))
-    others = {p.stem for p in configs} - {p.stem for p in configs if "text_data" in p.read_text()}
-    assert others == {"teacher_regression", "c4_poet_x_mem", "wikitext_poet_x_mem",
-                      "tinystories_poet_x_mem"}  # fmt: skip
+    assert sorted(map(str, specs)) == sorted(map(str, cmp.METHODS.values()))
+    others = {p.stem for p in configs} - {
+        p.stem for p in configs if "lightning.TextDataModule" in p.read_text()
+    }
+    assert others == {"teacher_regression"}
+    hub = {p.stem for p in (Path(__file__).parents[1] / "configs" / "hub").glob("*.yaml")}
+    assert hub == {"c4_poet_x_mem", "wikitext_poet_x_mem", "tinystories_poet_x_mem"}
 
 
 def test_every_config_parses(capsys):
     from pathlib import Path
 
     # the reproduce-row configs share one schema (checked above): parse one of them
-    names = ["poet_x_mem", "teacher_regression", "c4_poet_x_mem", "wikitext_poet_x_mem",
-             "tinystories_poet_x_mem"]  # fmt: skip
+    names = ["poet_x_mem", "teacher_regression", "hub/c4_poet_x_mem", "hub/wikitext_poet_x_mem",
+             "hub/tinystories_poet_x_mem"]  # fmt: skip
     for path in (Path(__file__).parents[1] / "configs" / f"{n}.yaml" for n in names):
         assert main(["fit", "--config", str(path), "--print_config"]) == 0, path.name
         assert "class_path" in capsys.readouterr().out
@@ -132,7 +167,7 @@ def test_every_config_parses(capsys):
 def test_merge_command_exports_plain_linear_model(tmp_path, capsys):
     import lightning
     import torch
-    from poet_x.lm_module import CausalLMModule
+    from poet_x.lightning import CausalLMModule
     from transformers import LlamaForCausalLM
 
     module = CausalLMModule(16, 8, 16, 1, 2, 8, block_size=4)

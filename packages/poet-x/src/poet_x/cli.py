@@ -1,9 +1,9 @@
 """Command line of poet-x: ``poet-x --help``.
 
-``fit/validate/test/predict`` (LightningCLI; models :class:`~poet_x.lm_module.CausalLMModule`
-and :class:`~poet_x.teacher_regression.TeacherRegressionModule`, data
-:class:`~poet_x.text_data.TextDataModule` (offline), :class:`~poet_x.pretraining_corpora.HFTextDataModule`
-(C4 / WikiText / TinyStories) and :class:`~poet_x.teacher_regression.TeacherRegressionDataModule`,
+``fit/validate/test/predict`` (LightningCLI; models :class:`~poet_x.lightning.CausalLMModule`
+and :class:`~poet_x.lightning.TeacherRegressionModule`, data
+:class:`~poet_x.lightning.TextDataModule` (offline), :class:`~poet_x.lightning.HFTextDataModule`
+(C4 / WikiText / TinyStories) and :class:`~poet_x.lightning.TeacherRegressionDataModule`,
 given as ``class_path`` / ``init_args``; add ``--trainer.callbacks+=POETMergeCallback`` or use
 the configs, which include it), ``reproduce``, and the package commands ``memory``
 (analytic 1B-13B memory), ``convert`` (wrap a tiny Llama and print what was converted) and
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from icml26_shared.cli import PaperCLI, UsageError
+from icml26_shared.cli import PaperCLI, UsageError, load_checkpoint
 
 from .paper import PAPER
 
@@ -69,7 +69,7 @@ def convert(
         on_indivisible: ``raise`` on dimensions not divisible by b, or ``skip`` them.
     """
     from .config import POETConfig
-    from .lm_module import tiny_llama
+    from .lightning import tiny_llama
     from .model_surgery import wrap_model
 
     try:
@@ -89,25 +89,26 @@ def merge(checkpoint: Path, out: Path) -> None:
         checkpoint: Lightning checkpoint of a CausalLMModule.
         out: Output folder for ``save_pretrained``.
     """
-    from .lm_module import CausalLMModule
+    from icml26_shared.results import ensure_writable_dir
+
+    from .lightning import CausalLMModule
     from .model_surgery import merge_to_linear
 
-    if not Path(checkpoint).is_file():
-        raise UsageError(f"checkpoint {str(checkpoint)!r} does not exist")
-    try:
-        module = CausalLMModule.load_from_checkpoint(checkpoint, map_location="cpu")
-    except (RuntimeError, KeyError, TypeError, EOFError) as err:
-        raise UsageError(f"cannot read checkpoint {str(checkpoint)!r}: {err}") from None
+    module = load_checkpoint(CausalLMModule, checkpoint)
+    ensure_writable_dir(out)
     model = merge_to_linear(module.model)
     model.save_pretrained(out)
     print(f"wrote {out}")
 
 
 def one_line(message: str) -> str:
-    """One line from a (multi-line) error message.
+    """One line from a multi-line error message, keeping jsonargparse's cause.
 
-    jsonargparse reports an ``__init__`` error of a ``class_path`` model or data module as a
-    "Does not validate against any of the Union subtypes" block; keep only its cause.
+    A workaround for a gap of the shared layer (icml26-shared 0.2): with
+    ``subclass_mode_model`` / ``subclass_mode_data``, an ``__init__`` error of a
+    ``class_path`` model or data module reaches :class:`~icml26_shared.cli.PaperCLI` as a plain
+    ``ValueError`` holding jsonargparse's multi-line "Does not validate against any of the
+    Union subtypes" block, which it prints as it is. Keep only the cause.
 
     >>> one_line("Does not validate against any of the Union subtypes\\nSubtypes: [A]\\n"
     ...          "Errors:\\n  - merge_interval must be > 0, got 0\\n  - Expected a <class 'NoneType'>")
@@ -121,24 +122,28 @@ def one_line(message: str) -> str:
     return " ".join(lines)
 
 
-class POETCLI(PaperCLI):
-    """:class:`~icml26_shared.cli.PaperCLI` whose errors are always one line."""
+class _OneLineCLI(PaperCLI):
+    """PaperCLI whose error line keeps the cause of a ``class_path`` init error (see
+    :func:`one_line`; to be removed once the shared PaperCLI condenses these itself)."""
 
     def error(self, message: str) -> int:  # noqa: D102
         return super().error(one_line(message))
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI (model and data given as ``class_path`` / ``init_args``)."""
-    import lightning.pytorch as pl
-
-    return POETCLI(
+    """The package's CLI (model and data given as ``class_path`` / ``init_args``; nothing heavy
+    is imported until a command runs)."""
+    return _OneLineCLI(
         PAPER,
-        model_class=pl.LightningModule,
-        datamodule_class=pl.LightningDataModule,
+        model_class="lightning.pytorch:LightningModule",
+        datamodule_class="lightning.pytorch:LightningDataModule",
         subclass_mode_model=True,
         subclass_mode_data=True,
-        commands={"memory": memory, "convert": convert, "merge": merge},
+        commands={
+            "memory": "poet_x.cli:memory",
+            "convert": "poet_x.cli:convert",
+            "merge": "poet_x.cli:merge",
+        },
     )
 
 

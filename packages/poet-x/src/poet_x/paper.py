@@ -9,5 +9,5 @@ PAPER = Paper(
     import_name="poet_x",
     summary="POET-X: memory-efficient orthogonal equivalence training (block Cayley rotations) for LLMs",
     url="https://arxiv.org/abs/2603.05500",
-    reproduce="poet_x.reproduce:reproduce",
+    reproduce="poet_x.reproduce:EXPERIMENT",
 )

@@ -1,430 +1,69 @@
 """``poet-x reproduce``: POET-X vs POET vs AdamW / Muon on a tiny Llama, CPU scale.
 
 Paper: "POET-X: Memory-efficient LLM Training by Scaling Orthogonal Transformation",
-Qiu et al., ICML 2026 (arXiv 2603.05500). One run trains the same randomly initialised
-Llama on the same byte-level CPython stdlib windows with the same seed, for the same number
-of optimiser steps (equal tokens), with: AdamW, Muon (+AdamW), POET (naive dense R W0 P),
-POET-X fast, POET-X mem and POET-XQ (int8 base, mem), plus GaLore (``galore-torch``),
-APOLLO (``apollo-torch``), LoRA and OFT (``peft``) when the ``bench`` extra is installed
-(a missing anchor is listed in the notes as skipped). It reports trainable parameters,
-exact optimiser-state bytes, saved-activation bytes of one forward (autograd hooks),
-accounted memory (weights + grads + state + saved activations), tokens/s, validation loss
-at equal tokens and at equal wall-clock (the last evaluation within the median method's
-training time),
-max relative singular-value drift of the hidden matrices and the rotations' orthogonality
-error (the torchmetrics :class:`~poet_x.spectral_metrics.SpectralDrift` and
-:class:`~poet_x.spectral_metrics.OrthogonalityError`); plus the loss curves and sigma_max of one matrix over training.
+Qiu et al., ICML 2026 (arXiv 2603.05500). One run trains every method of
+:data:`~poet_x.optimizer_comparison.METHODS` on the same model, data and tokens (each in its
+own process, then on the Markov chain: :func:`~poet_x.optimizer_comparison.comparison`);
+sizes in ``configs/reproduce/{quick,full,paper}.yaml``:
 
-Each method runs in its own fresh process (``ISOLATE``), so its measured peak RSS
-(``ru_maxrss``; CUDA max allocated on a GPU) is its own, next to the exact byte account.
-The same process then trains the method on the order-2 Markov chain, whose exact entropy
-rate H gives the second table's *excess loss* = val loss - H (nats/token), at equal tokens
-and at equal wall-clock.
+1. ``text``: optimiser state, saved activations, accounted and measured memory, tokens/s,
+   validation loss at equal tokens and equal time, spectrum drift and orthogonality error on
+   byte-level CPython stdlib text (and the curves figure).
+2. ``markov``: excess loss over the exact entropy rate of an order-2 Markov chain.
 """
 
 from __future__ import annotations
 
-import copy
-import importlib.util
-import multiprocessing
-import resource
-import sys
-import time
-from dataclasses import dataclass
-from pathlib import Path
+from icml26_shared.experiment import Experiment, Section, SectionResult
 
-import torch
-from icml26_shared.results import Report, Table
-
-from .lm_module import CausalLMModule
-from .memory_accounting import (
-    SavedTensorMeter,
-    current_rss,
-    model_state_bytes,
-    optimizer_state_bytes,
-    peak_memory,
+from .optimizer_comparison import (
+    ComparisonSetting,
+    comparison,
+    curves_figure,
+    markov_table,
+    summary_line,
+    text_table,
 )
-from .model_surgery import poet_layers
-from .poet_linear import POETLinear
-from .spectral_metrics import OrthogonalityError, SpectralDrift
-from .text_data import TextDataModule
 
 
-@dataclass(frozen=True)
-class Setting:
-    """Sizes of one reproduce run."""
-
-    hidden: int
-    intermediate: int
-    layers: int
-    heads: int
-    seq_len: int
-    batch_size: int
-    steps: int
-    merge_interval: int
-    block_size: int
-    max_bytes: int
-    val_windows: int
-    eval_every: int
-    lr: float = 3e-3
-    poet_lr: float = 4e-3
+def text_section(s: ComparisonSetting, seed: int) -> SectionResult:
+    r = comparison(s, seed)
+    notes = [n for n in [summary_line(r.rows, r.markov_rows)] if n]
+    if r.skipped:
+        notes.append("Skipped (bench extra not installed: pip install 'poet-x[bench]'): "
+                     + ", ".join(r.skipped))  # fmt: skip
+    where = "its own process per method" if s.isolate else "one process"
+    notes.append(f"CPU time of the comparison (one thread per process, parent + method "
+                 f"processes): {r.process_cpu_s:.0f} s; training ran in {where}.")  # fmt: skip
+    figure = curves_figure(r.rows, r.markov_rows)
+    return SectionResult([text_table(r.rows, s)], {"poet_x_curves.png": figure}, notes)
 
 
-QUICK = Setting(64, 128, 2, 4, 32, 8, 40, 20, 16, 300_000, 32, 10)
-FULL = Setting(64, 192, 2, 4, 64, 8, 200, 50, 16, 1_000_000, 64, 25)
-
-METHODS = {
-    "AdamW": {"optimizer": "adamw"},
-    "Muon+AdamW": {"optimizer": "muon"},
-    "POET (naive, dense R W0 P)": {"optimizer": "poet", "mode": "naive"},
-    "POET-X fast": {"optimizer": "poet", "mode": "fast"},
-    "POET-X mem": {"optimizer": "poet", "mode": "mem"},
-    "POET-XQ (int8 base, mem)": {"optimizer": "poet", "mode": "mem", "base_quant": "int8"},
-    "GaLore (galore-torch)": {"optimizer": "galore"},
-    "APOLLO (apollo-torch)": {"optimizer": "apollo"},
-    "LoRA (peft)": {"optimizer": "lora"},
-    "OFT (peft)": {"optimizer": "oft"},
-}
-ISOLATE = True  # one fresh process per method: a per-method measured peak RSS
-MARKOV_VOCAB, MARKOV_ALPHA = 16, 0.1  # 16^2 contexts: learnable in 40-200 steps
-NEEDS = {"galore": "galore_torch", "apollo": "apollo_torch", "lora": "peft", "oft": "peft"}
+def markov_section(s: ComparisonSetting, seed: int) -> SectionResult:
+    r = comparison(s, seed)
+    return SectionResult([markov_table(r.markov_rows, s, seed)])
 
 
-def available(spec: dict) -> bool:
-    """Whether the package an anchor needs (``bench`` extra) is importable."""
-    mod = NEEDS.get(spec["optimizer"])
-    return mod is None or importlib.util.find_spec(mod) is not None
-
-
-def _hidden_weights(module: CausalLMModule) -> dict[str, torch.Tensor]:
-    out = {}
-    model = module.model
-    if hasattr(model, "merge_and_unload"):  # peft adapters: the merged effective weights
-        model = copy.deepcopy(model).merge_and_unload()
-    for name, mod in model.named_modules():
-        if isinstance(mod, POETLinear):
-            out[name] = mod.effective_weight().detach().clone()
-        elif isinstance(mod, torch.nn.Linear) and not name.endswith("lm_head"):
-            out[name] = mod.weight.detach().clone()
-    return out
-
-
-def _svals(ws: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    return {k: torch.linalg.svdvals(w.double()) for k, w in ws.items()}
-
-
-@torch.no_grad()
-def _val_loss(module: CausalLMModule, loader) -> float:
-    module.eval()
-    losses = [module.loss(b).item() for b in loader]
-    module.train()
-    return sum(losses) / len(losses)
-
-
-def _train(name: str, spec: dict, s: Setting, dm: TextDataModule, seed: int) -> dict:
-    torch.manual_seed(seed)
-    module = CausalLMModule(
-        vocab_size=dm.vocab_size, hidden_size=s.hidden, intermediate_size=s.intermediate,
-        num_layers=s.layers, num_heads=s.heads, seq_len=s.seq_len, lr=s.lr,
-        block_size=s.block_size, merge_interval=s.merge_interval, poet_lr=s.poet_lr,
-        grad_clip=1.0, clip_warmup_steps=max(s.merge_interval // 10, 1), seed=seed, **spec,
-    )  # fmt: skip
-    opts = module.configure_optimizers()
-    s0 = _svals(_hidden_weights(module))
-    first = next(iter(dm.train_dataloader()))
-    with SavedTensorMeter(module) as meter:
-        loss = module.loss(first)
-    del loss
-    val_loader = dm.val_dataloader()
-    curve, sigma = [], []
-    probe = "model.layers.0.mlp.down_proj"
-    batches = iter(dm.train_dataloader())
-    seconds, orth = 0.0, OrthogonalityError()
-    for step in range(1, s.steps + 1):
-        try:
-            batch = next(batches)
-        except StopIteration:
-            batches = iter(dm.train_dataloader())
-            batch = next(batches)
-        t0 = time.perf_counter()
-        module.optimizer_step_on(batch, opts)
-        if spec["optimizer"] == "poet" and step % s.merge_interval == 0:
-            seconds += time.perf_counter() - t0
-            orth.update(module.model)  # before each merge (Q is reset by it)
-            t0 = time.perf_counter()
-            module.merge(opts)
-        seconds += time.perf_counter() - t0
-        if step % s.eval_every == 0 or step == s.steps:
-            curve.append((step, _val_loss(module, val_loader), seconds))
-            w = _hidden_weights(module)[probe]
-            sigma.append((step, float(torch.linalg.svdvals(w.double())[0])))
-    s1 = _svals(_hidden_weights(module))
-    drift = SpectralDrift()
-    for k in s0:
-        drift.update(s0[k], s1[k])
-    layers = poet_layers(module.model)
-    if layers:
-        orth.update(module.model)
-    weights, grads = model_state_bytes(module)
-    state = optimizer_state_bytes(opts)
-    trainable = sum(p.numel() for p in module.parameters() if p.requires_grad)
-    tokens = s.steps * s.batch_size * s.seq_len
-    return {
-        "method": name,
-        "trainable params": trainable,
-        "optimizer state (KB)": state / 1024,
-        "saved activations (KB)": meter.bytes / 1024,
-        "accounted memory (MB)": (weights + grads + state + meter.bytes) / 2**20,
-        "tokens/s": tokens / seconds,
-        "val loss": curve[-1][1],
-        "val loss @ equal time": float("nan"),
-        "max rel sigma drift": float(drift.compute()),
-        "orth error": float(orth.compute()) if layers else float("nan"),
-        "_curve": curve,
-        "_sigma": sigma,
-    }
-
-
-def _data(s: Setting, seed: int) -> tuple[TextDataModule, TextDataModule]:
-    kw = {"seq_len": s.seq_len, "batch_size": s.batch_size,
-          "train_windows": s.steps * s.batch_size, "val_windows": s.val_windows, "seed": seed}  # fmt: skip
-    text = TextDataModule("stdlib", max_bytes=s.max_bytes, **kw)
-    markov = TextDataModule("markov", vocab=MARKOV_VOCAB, alpha=MARKOV_ALPHA, **kw)
-    text.setup("fit")
-    markov.setup("fit")
-    return text, markov
-
-
-def run_method(name: str, spec: dict, s: Setting, seed: int) -> tuple[dict, dict]:
-    """Train one method on the stdlib text (with its peak memory), then on the Markov chain.
-
-    Run in a fresh process (``ISOLATE``), the peak RSS is this method's alone: ``peak RSS``
-    is the process's ``ru_maxrss`` right after the text run (before the Markov run), and
-    ``RSS growth`` is that minus the RSS just before the model was built (the Python,
-    torch and transformers runtime, already-used code paths and the data excluded).
-    """
-    torch.set_num_threads(1)
-    text, markov = _data(s, seed)
-    _warm_up(spec)  # a forked child faults in the inherited code and heap pages here
-    rss0 = current_rss()
-    row = _train(name, spec, s, text, seed)
-    peak = max(peak_memory(), current_rss())  # the kernel's two counters may differ slightly
-    row["peak RSS (MB)"] = peak / 2**20
-    row["RSS growth (MB)"] = (peak - rss0) / 2**20
-    mrow = _train(name, spec, s, markov, seed)
-    mrow["entropy rate"] = markov.entropy_rate
-    return row, mrow
-
-
-def _warm_up(spec: dict) -> None:
-    """One step (and a merge) of ``spec`` on a width-16 model: loads lazily imported code.
-
-    Run in the parent before the method's process is forked (the imports are then
-    inherited) and again at the start of :func:`run_method`, so that the RSS growth is the
-    training's own memory, not the first touch of transformers / peft / torch code pages.
-    """
-    torch.manual_seed(0)
-    module = CausalLMModule(vocab_size=16, hidden_size=16, intermediate_size=32, num_layers=1,
-                            num_heads=2, seq_len=8, block_size=4, merge_interval=1, **spec)  # fmt: skip
-    opts = module.configure_optimizers()
-    batch = torch.randint(0, 16, (2, 9))
-    with SavedTensorMeter(module):
-        module.loss(batch)
-    module.optimizer_step_on(batch, opts)
-    if spec["optimizer"] == "poet":
-        module.merge(opts)
-    _hidden_weights(module)
-
-
-def _child(conn, name: str, spec: dict, s: Setting, seed: int) -> None:
-    try:
-        conn.send(("ok", run_method(name, spec, s, seed)))
-    except BaseException as err:  # noqa: BLE001 - reported by the parent
-        conn.send(("error", f"{name}: {type(err).__name__}: {err}"))
-    finally:
-        conn.close()
-
-
-def _in_own_process(name: str, spec: dict, s: Setting, seed: int) -> tuple[dict, dict]:
-    """:func:`run_method` in a fresh process: forked on Linux (the imports are inherited, and
-    the child's peak RSS starts from its RSS at the fork), spawned elsewhere."""
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if sys.platform == "linux" and "fork" in methods
-                                      else "spawn")  # fmt: skip
-    recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, name, spec, s, seed))
-    proc.start()
-    send.close()
-    try:
-        status, payload = recv.recv()
-    except EOFError:
-        status, payload = "error", f"{name}: the training process died (exit {proc.exitcode})"
-    proc.join()
-    if status != "ok":
-        raise RuntimeError(payload)
-    return payload
-
-
-def _run_all(methods: dict, s: Setting, seed: int) -> list[tuple[dict, dict]]:
-    if not ISOLATE:
-        return [run_method(name, spec, s, seed) for name, spec in methods.items()]
-    out = []
-    for name, spec in methods.items():  # one at a time: timings are not shared
-        print(f"[poet-x reproduce] training {name} (own process) ...", flush=True)
-        _warm_up(spec)
-        out.append(_in_own_process(name, spec, s, seed))
-    return out
-
-
-def _equal_time(rows: list[dict], key: str = "val loss") -> None:
-    times = sorted(r["_curve"][-1][2] for r in rows)
-    budget = times[(len(times) - 1) // 2]  # the median method's training time
-    for r in rows:
-        within = [c[1] for c in r["_curve"] if c[2] <= budget * 1.0001]
-        r[f"{key} @ equal time"] = within[-1] if within else float("nan")
-
-
-def reproduce(out: Path, quick: bool = False, seed: int = 0) -> Report:
-    """Train every method on the same model, data and tokens; return the report."""
-    torch.set_num_threads(1)
-    start = time.process_time()
-    kids0 = sum(
-        getattr(resource.getrusage(resource.RUSAGE_CHILDREN), k) for k in ("ru_utime", "ru_stime")
-    )
-    s = QUICK if quick else FULL
-    report = Report("poet-x", out)
-    cols = [
-        "method", "trainable params", "optimizer state (KB)", "saved activations (KB)",
-        "accounted memory (MB)", "peak RSS (MB)", "RSS growth (MB)", "tokens/s", "val loss",
-        "val loss - AdamW", "val loss @ equal time", "max rel sigma drift", "orth error",
-    ]  # fmt: skip
-    table = Table(
-        "POET-X vs POET vs AdamW / Muon: tiny Llama on byte-level CPython stdlib",
-        cols,
-        notes=(
-            f"Llama hidden {s.hidden}, MLP {s.intermediate}, {s.layers} layers, {s.heads} heads, "
-            f"vocab 256 (bytes); {s.steps} optimiser steps of {s.batch_size}x{s.seq_len} tokens "
-            f"(equal tokens for every row), same init and data order. POET: b={s.block_size}, "
-            f"Cayley-Neumann 4 terms, merge every {s.merge_interval} steps, rotation lr "
-            f"{s.poet_lr}x0.5, AdamW lr {s.lr} for the rest and for the AdamW row. "
-            "saved activations: bytes autograd keeps for backward of one training batch "
-            "(parameters/buffers excluded). accounted memory = weights+buffers + grads + "
-            "optimizer state + saved activations (exact bytes, not RSS). peak RSS: measured "
-            "ru_maxrss of the method's own process (forked from the parent, one at a time) at "
-            "the end of its training, including the Python/torch/transformers runtime of a few "
-            "hundred MB; RSS growth: peak RSS minus the process's RSS just before the model was "
-            "built (code paths warmed up by one step on a width-16 model in the parent first; "
-            "allocator and page granularity make it coarse at this size; nan: not run in its "
-            "own process). "
-            "val loss - AdamW: the excess over the full-rank AdamW row at equal tokens. max "
-            "rel sigma drift: max_k |sigma_k(end) - sigma_k(start)| / sigma_max(start) over "
-            "the hidden matrices (POET rows start from the row-normalised W0; LoRA/OFT rows use "
-            "the merged weights). orth error: max ||G^T G - I||_F/sqrt(b) over blocks, taken "
-            "before each merge. val loss @ equal time: the last evaluation (every eval_every "
-            "steps) reached within the median method's training time (nan: the method's first "
-            "evaluation came later). GaLore/APOLLO: rank min-dim/4 on the hidden matrices, "
-            "projection refreshed every merge interval; LoRA rank 16 and OFT block b on the "
-            "hidden Linears, embeddings/norms/lm_head trainable. tokens/s on the shared CPU."
+EXPERIMENT = Experiment(
+    "poet-x",
+    [
+        Section(
+            "text",
+            text_section,
+            "POET-X trains with a fraction of AdamW's optimiser state and memory, keeps the "
+            "spectrum of W0, and stays close to AdamW in loss at equal tokens",
+            ComparisonSetting,
         ),
-    )
-    methods, skipped = {}, []
-    for name, spec in METHODS.items():
-        if available(spec):
-            methods[name] = spec
-        else:
-            skipped.append(name)
-    results = _run_all(methods, s, seed)
-    rows = [r for r, _ in results]
-    mrows = [m for _, m in results]
-    if not ISOLATE:
-        for r in rows:
-            r["peak RSS (MB)"] = r["RSS growth (MB)"] = float("nan")
-    _equal_time(rows)
-    adam_loss = next((r["val loss"] for r in rows if r["method"] == "AdamW"), float("nan"))
-    for r in rows:
-        r["val loss - AdamW"] = r["val loss"] - adam_loss
-        table.add_row(**{k: r[k] for k in cols})
-    report.add_table(table)
-
-    h = mrows[0]["entropy rate"]
-    for m in mrows:
-        m["_curve"] = [(step, loss - h, sec) for step, loss, sec in m["_curve"]]
-        m["excess loss"] = m["_curve"][-1][1]
-    _equal_time(mrows, "excess loss")
-    mcols = ["method", "tokens/s", "val loss", "excess loss", "excess loss @ equal time",
-             "max rel sigma drift"]  # fmt: skip
-    mtable = Table(
-        f"Excess loss on an order-2 Markov chain (exact entropy rate H = {h:.4f} nats/token)",
-        mcols,
-        notes=(
-            f"Same model sizes, optimisers and steps as the first table, vocabulary "
-            f"{MARKOV_VOCAB}; transitions Dirichlet({MARKOV_ALPHA}) (seed {seed}); excess loss = "
-            "validation loss - H (nats/token; the Bayes floor is 0, up to the sampling noise "
-            f"of {s.val_windows} validation windows). Trained in the same process as the "
-            "method's first-table row, after its memory was read."
+        Section(
+            "markov",
+            markov_section,
+            "the same ordering on data with a known floor (excess loss over the entropy rate)",
+            ComparisonSetting,
         ),
-    )
-    for m in mrows:
-        m["val loss"] = m["excess loss"] + h
-        mtable.add_row(**{k: m[k] for k in mcols})
-    report.add_table(mtable)
-    _plots(report, rows, mrows)
-    by = {r["method"]: r for r in rows}
-    mby = {m["method"]: m for m in mrows}
-    adam, px = by["AdamW"], by["POET-X fast"]
-    report.note(
-        f"Summary (from this run): val loss AdamW {adam['val loss']:.3f} vs POET-X "
-        f"{px['val loss']:.3f} ({'POET-X lags' if px['val loss'] > adam['val loss'] else 'POET-X ahead'}"
-        f" at this tiny scale); Markov excess loss AdamW {mby['AdamW']['excess loss']:.3f} vs "
-        f"POET-X {mby['POET-X fast']['excess loss']:.3f}; sigma drift AdamW "
-        f"{adam['max rel sigma drift']:.3g} vs POET-X {px['max rel sigma drift']:.3g}; "
-        f"optimizer state POET-X / AdamW = "
-        f"{px['optimizer state (KB)'] / adam['optimizer state (KB)']:.3f}; saved activations "
-        f"mem / fast = {by['POET-X mem']['saved activations (KB)'] / px['saved activations (KB)']:.3f}; "
-        f"peak RSS AdamW {adam['peak RSS (MB)']:.1f} MB vs POET-X mem "
-        f"{by['POET-X mem']['peak RSS (MB)']:.1f} MB."
-    )
-    if skipped:
-        report.note(
-            "Skipped (bench extra not installed: pip install 'poet-x[bench]'): "
-            + ", ".join(skipped)
-        )
-    where = "its own process per method" if ISOLATE else "one process"
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    report.note(
-        f"CPU time of this run (one thread per process, parent + method processes): "
-        f"{time.process_time() - start + kids.ru_utime + kids.ru_stime - kids0:.0f} s; "
-        f"training ran in {where}."
-    )
-    return report
-
-
-def _plots(report: Report, rows: list[dict], mrows: list[dict]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (a, b, c) = plt.subplots(1, 3, figsize=(15, 4))
-    for r, m in zip(rows, mrows, strict=True):
-        xs, ys, _ = zip(*r["_curve"], strict=True)
-        a.plot(xs, ys, marker="o", label=r["method"])
-        xs, ys = zip(*r["_sigma"], strict=True)
-        b.plot(xs, ys, marker="o", label=r["method"])
-        xs, ys, _ = zip(*m["_curve"], strict=True)
-        c.plot(xs, ys, marker="o", label=m["method"])
-    a.set(
-        xlabel="optimiser step",
-        ylabel="validation loss (nats/byte)",
-        title="loss curves (stdlib text)",
-    )
-    b.set(xlabel="optimiser step", ylabel="sigma_max", title="sigma_max of layers.0.mlp.down_proj")
-    c.set(
-        xlabel="optimiser step",
-        ylabel="val loss - H (nats/token)",
-        title="excess loss (Markov chain)",
-    )
-    a.legend(fontsize=7)
-    fig.tight_layout()
-    report.save_figure(fig, "poet_x_curves.png")
-    plt.close(fig)
+    ],  # fmt: skip
+    notes=[
+        "Every method trains the same randomly initialised Llama on the same windows with the "
+        "same seed for the same number of optimiser steps (equal tokens), through "
+        "CausalLMModule's own optimiser step and merge; one thread per process."
+    ],
+)

@@ -5,7 +5,7 @@
 * :class:`MarkovChain2`: an order-2 Markov chain over V symbols with Dirichlet(alpha)
   transitions and its exact entropy rate H = sum_{a,b} pi(a,b) H(T[a,b,:]), so a model's
   *excess loss* (val loss - H, nats/token) is known.
-* :class:`TextDataModule`: fixed windows of ``seq_len + 1`` tokens from either source.
+* :class:`~poet_x.lightning.TextDataModule`: fixed windows of ``seq_len + 1`` tokens from either source.
 """
 
 from __future__ import annotations
@@ -14,10 +14,8 @@ import hashlib
 import sysconfig
 from pathlib import Path
 
-import lightning.pytorch as pl
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, TensorDataset
 
 
 def stdlib_bytes(max_bytes: int = 2_000_000, val_fraction: float = 0.1):
@@ -105,81 +103,3 @@ def windows(tokens: np.ndarray, n: int, length: int, seed: int) -> torch.Tensor:
     rng = np.random.default_rng(seed)
     starts = rng.integers(0, len(tokens) - length, n)
     return torch.from_numpy(np.stack([tokens[s : s + length] for s in starts]).astype(np.int64))
-
-
-class TextDataModule(pl.LightningDataModule):
-    """Byte-level stdlib text (``source="stdlib"``) or the order-2 Markov chain (``"markov"``).
-
-    Parameters
-    ----------
-    source: ``"stdlib"`` or ``"markov"``.
-    seq_len: Tokens per example (targets are the inputs shifted by one).
-    batch_size: Examples per batch.
-    train_windows, val_windows: Number of fixed windows in each split.
-    max_bytes: Bytes of stdlib text read for training.
-    vocab, alpha: Markov chain size and Dirichlet concentration.
-    seed: Seed of the windows and the chain.
-
-    Examples
-    --------
-    >>> dm = TextDataModule("markov", seq_len=8, batch_size=2, train_windows=4, val_windows=2,
-    ...                     vocab=8)
-    >>> dm.setup("fit")
-    >>> next(iter(dm.train_dataloader()))[0].shape
-    torch.Size([2, 9])
-    """
-
-    def __init__(
-        self,
-        source: str = "stdlib",
-        seq_len: int = 64,
-        batch_size: int = 16,
-        train_windows: int = 2048,
-        val_windows: int = 128,
-        max_bytes: int = 2_000_000,
-        vocab: int = 64,
-        alpha: float = 0.1,
-        seed: int = 0,
-    ) -> None:
-        super().__init__()
-        if source not in ("stdlib", "markov"):
-            raise ValueError(f"source must be 'stdlib' or 'markov', got {source!r}")
-        if seq_len < 2 or batch_size < 1:
-            raise ValueError("seq_len must be >= 2 and batch_size >= 1")
-        self.save_hyperparameters()
-        self.entropy_rate: float | None = None
-        self.train_set = self.val_set = None
-
-    @property
-    def vocab_size(self) -> int:
-        """256 for bytes, V for the Markov chain."""
-        return 256 if self.hparams.source == "stdlib" else self.hparams.vocab
-
-    def setup(self, stage: str | None = None) -> None:  # noqa: D102
-        if self.train_set is not None:
-            return
-        hp = self.hparams
-        length = hp.seq_len + 1
-        if hp.source == "stdlib":
-            train, val = stdlib_bytes(hp.max_bytes)
-        else:
-            chain = MarkovChain2(hp.vocab, hp.alpha, hp.seed)
-            self.entropy_rate = chain.entropy_rate()
-            # as many tokens as the windows hold, so windows overlap only by chance
-            train = chain.sample(max(hp.train_windows, 4) * length, seed=hp.seed + 1)
-            val = chain.sample(max(hp.val_windows, 4) * length, seed=hp.seed + 2)
-        self.train_set = TensorDataset(windows(train, hp.train_windows, length, hp.seed + 3))
-        self.val_set = TensorDataset(windows(val, hp.val_windows, length, hp.seed + 4))
-
-    def train_dataloader(self) -> DataLoader:  # noqa: D102
-        gen = torch.Generator().manual_seed(self.hparams.seed)
-        return DataLoader(self.train_set, self.hparams.batch_size, shuffle=True, generator=gen)
-
-    def val_dataloader(self) -> DataLoader:  # noqa: D102
-        return DataLoader(self.val_set, self.hparams.batch_size)
-
-    def test_dataloader(self) -> DataLoader:  # noqa: D102
-        return self.val_dataloader()
-
-    def predict_dataloader(self) -> DataLoader:  # noqa: D102
-        return self.val_dataloader()
