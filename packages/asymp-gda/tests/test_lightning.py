@@ -2,8 +2,7 @@
 
 import lightning.pytorch as pl
 import pytest
-from asymp_gda.game_datamodule import GameDataModule
-from asymp_gda.lightning_module import SaddlePointModule
+from asymp_gda.lightning import GameDataModule, SaddlePointModule
 from icml26_shared.contract import check_contract
 
 

@@ -12,6 +12,10 @@ with ``--payoff`` (``.npy``, or comma/space separated text): the **row player's
 payoff**, the row player maximising, as in the paper's tables. ``--payoff_col``
 optionally gives the column player's payoff; it must be the negative of the row
 payoff (zero-sum games only).
+
+Nothing heavy is imported until a command runs (string targets in ``build_cli()``), and only
+``fit/validate/test/predict`` import lightning: ``solve`` and the other package commands run
+the solvers on torch alone.
 """
 
 from __future__ import annotations
@@ -296,19 +300,16 @@ def benchmark(
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI."""
-    from .game_datamodule import GameDataModule
-    from .lightning_module import SaddlePointModule
-
+    """The package's CLI (nothing heavy is imported until a command runs)."""
     return PaperCLI(
         PAPER,
-        model_class=SaddlePointModule,
-        datamodule_class=GameDataModule,
+        model_class="asymp_gda.lightning:SaddlePointModule",
+        datamodule_class="asymp_gda.lightning:GameDataModule",
         commands={
-            "solve": solve,
-            "sweep-mu": sweep_mu,
-            "threshold": threshold,
-            "benchmark": benchmark,
+            "solve": "asymp_gda.cli:solve",
+            "sweep-mu": "asymp_gda.cli:sweep_mu",
+            "threshold": "asymp_gda.cli:threshold",
+            "benchmark": "asymp_gda.cli:benchmark",
         },
     )
 

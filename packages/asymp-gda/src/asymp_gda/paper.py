@@ -9,5 +9,5 @@ PAPER = Paper(
     import_name="asymp_gda",
     summary="AsymP-GDA: perturb one player only; linear last-iterate convergence to an exact equilibrium",
     url="https://arxiv.org/abs/2506.05747",
-    reproduce="asymp_gda.reproduce:reproduce",
+    reproduce="asymp_gda.reproduce:EXPERIMENT",
 )

@@ -1,25 +1,31 @@
-"""LightningModule running AsymP-GDA with manual optimisation.
+"""The Lightning parts of asymp-gda: AsymP-GDA as a LightningModule and the game as data.
 
 Paper: Abe et al., "Asymmetric Perturbation in Solving Bilinear Saddle-Point
-Optimization", ICML 2026, Eq. (3). The strategies of ``n_trials`` initialisations
-are the module's parameters ``x (B, m)`` and ``y (B, n)``; each ``training_step``
-applies ``steps_per_batch`` projected AsymP-GDA iterations (no autograd
-optimiser: ``automatic_optimization = False``) and logs the exploitability
-through torchmetrics. ``forward(A)`` returns the bilinear objective ``x^T A y``
-per trial (differentiable, so gradients of the saddle function are available).
+Optimization", ICML 2026, Eq. (3) and Sec. 6 (the games).
+
+- :class:`SaddlePointModule`: the strategies of ``n_trials`` initialisations are the
+  module's parameters ``x (B, m)`` and ``y (B, n)``; each ``training_step`` applies
+  ``steps_per_batch`` projected AsymP-GDA iterations (no autograd optimiser:
+  ``automatic_optimization = False``) and logs the exploitability through torchmetrics.
+  ``forward(A)`` returns the bilinear objective ``x^T A y`` per trial (differentiable, so
+  gradients of the saddle function are available).
+- :class:`GameDataModule`: every batch is the same ``(m, n)`` payoff ``A`` (collated to
+  ``(1, m, n)``); an epoch is ``batches_per_epoch`` of them, so ``Trainer(max_epochs=E)``
+  runs ``E * batches_per_epoch * K`` solver iterations.
 """
 
 from __future__ import annotations
 
 import lightning.pytorch as pl
 import torch
+from torch.utils.data import DataLoader, Dataset
 
 from .asymp_gda import asymp_gda_step, check_strength
 from .exploitability import NashConv
-from .matrix_game import game_by_name
+from .matrix_game import MatrixGame, game_by_name
 from .trajectory import check_step_size, initial_strategies
 
-__all__ = ["SaddlePointModule"]
+__all__ = ["GameDataModule", "SaddlePointModule"]
 
 
 class SaddlePointModule(pl.LightningModule):
@@ -142,3 +148,57 @@ class SaddlePointModule(pl.LightningModule):
 
     def configure_optimizers(self):
         return None  # manual projected updates; no autograd optimiser
+
+
+class _RepeatedGame(Dataset):
+    def __init__(self, A: torch.Tensor, length: int) -> None:
+        self.A, self.length = A, length
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, i: int) -> torch.Tensor:
+        return self.A
+
+
+class GameDataModule(pl.LightningDataModule):
+    """Serves one matrix game's payoff ``A`` as every batch.
+
+    Parameters
+    ----------
+    game:
+        ``"brps"``, ``"bmp"``, ``"m_ne"`` or ``"random<m>"`` / ``"random<m>x<n>"``.
+    seed:
+        Seed of a random game.
+    batches_per_epoch:
+        Training batches (solver chunks) per epoch; validation/test/predict use one.
+
+    Examples
+    --------
+    >>> dm = GameDataModule("brps")
+    >>> dm.setup("fit")
+    >>> next(iter(dm.train_dataloader())).shape
+    torch.Size([1, 3, 3])
+    """
+
+    def __init__(self, game: str = "brps", seed: int = 0, batches_per_epoch: int = 10) -> None:
+        super().__init__()
+        if batches_per_epoch < 1:
+            raise ValueError(f"batches_per_epoch must be >= 1, got {batches_per_epoch}")
+        self.save_hyperparameters()
+        self.game: MatrixGame = game_by_name(game, seed=seed)
+
+    def _loader(self, length: int) -> DataLoader:
+        return DataLoader(_RepeatedGame(self.game.A, length), batch_size=1, num_workers=0)
+
+    def train_dataloader(self) -> DataLoader:
+        return self._loader(self.hparams.batches_per_epoch)
+
+    def val_dataloader(self) -> DataLoader:
+        return self._loader(1)
+
+    def test_dataloader(self) -> DataLoader:
+        return self._loader(1)
+
+    def predict_dataloader(self) -> DataLoader:
+        return self._loader(1)
