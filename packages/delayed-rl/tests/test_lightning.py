@@ -5,7 +5,7 @@ from pathlib import Path
 import lightning.pytorch as pl
 import pytest
 import torch
-from delayed_rl.episodic_module import EpisodeDataModule, TabularAgentModule
+from delayed_rl.lightning import EpisodeDataModule, TabularAgentModule
 from icml26_shared.contract import check_contract
 
 # the learner updates counts, not parameters: Lightning's "no optimizer" notice is expected

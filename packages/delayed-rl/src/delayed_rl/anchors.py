@@ -13,8 +13,9 @@ against solvers that share none of its code:
   (pymdptoolbox, Chadès et al. 2014; the ``bench`` extra) with discount 1 on the same
   materialised MDP; ``None`` when the toolbox is not installed.
 
-The D = 0 anchor (delay-aware UCBVI identical to plain UCBVI) needs no solver: ``reproduce``
-compares the two learners' regret sequences directly. rlberry's ``UCBVIAgent`` is not used:
+:func:`anchor_table` tabulates both against the reveal-form DP over environments and delays.
+The D = 0 anchor (delay-aware UCBVI identical to plain UCBVI) needs no solver:
+:func:`delayed_rl.regret.reduction_table` compares the two learners' regret sequences directly. rlberry's ``UCBVIAgent`` is not used:
 rlberry 0.7.3 pins gymnasium < 1, which conflicts with this package's gymnasium >= 1.
 """
 
@@ -22,8 +23,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+from collections.abc import Sequence
 
 import numpy as np
+from icml26_shared.results import Table
 
 from .augmented import AugmentedMDP
 from .mdp import FiniteMDP
@@ -80,3 +83,46 @@ def mdptoolbox_value(aug: AugmentedMDP, max_states: int = 3000) -> float | None:
     if not mdptoolbox_available():
         return None
     return mdptoolbox_finite_horizon(aug.to_finite_mdp(max_states))
+
+
+def anchor_table(
+    cells: Sequence[tuple[str, Sequence[int]]], max_states: int = 3000, seed: int = 0
+) -> Table:
+    """V*_1 of every (environment, uniform delay D) re-solved by the independent solvers.
+
+    Args:
+        cells: ``(environment name, delays D)`` pairs; the delay of a cell is uniform on {0..D}.
+        max_states: Cells with a larger augmented state space are left out (dense solvers).
+        seed: Seed of the generated MDPs.
+    """
+    from .agents import make_mdp
+    from .delay import DelayDistribution
+
+    table = Table(
+        "Anchors: the exact delayed optimum V*_1 re-solved by independent solvers",
+        ["env", "D", "states", "V_star_reveal_dp", "V_star_materialised_vi",
+         "V_star_mdptoolbox", "max_abs_diff"],
+        notes=(
+            "reveal_dp: this package's DP (rewards collected when revealed), used for every regret; "
+            "materialised_vi: undelayed backward induction on the augmented MDP written out as a "
+            "stationary finite MDP (rewards when earned); mdptoolbox: mdptoolbox.mdp.FiniteHorizon "
+            f"(discount 1) on the same MDP. Cells with more than {max_states} augmented "
+            "states are not materialised."
+        ),
+    )  # fmt: skip
+    have_toolbox = mdptoolbox_available()
+    for env, ds in cells:
+        mdp = make_mdp(env, None, seed)
+        for D in ds:
+            aug = AugmentedMDP(mdp, DelayDistribution.uniform(D))
+            if aug.n_states > max_states:
+                continue
+            vstar = aug.solve().value
+            v_flat = materialised_value(aug, max_states)
+            v_tb = mdptoolbox_value(aug, max_states) if have_toolbox else None
+            diffs = [abs(v - vstar) for v in (v_flat, v_tb) if v is not None]
+            table.add_row(env=env, D=D, states=aug.n_states, V_star_reveal_dp=vstar,
+                          V_star_materialised_vi=v_flat,
+                          V_star_mdptoolbox=v_tb if v_tb is not None else "not installed",
+                          max_abs_diff=max(diffs))  # fmt: skip
+    return table

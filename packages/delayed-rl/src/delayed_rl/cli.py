@@ -1,8 +1,11 @@
 """Command line of delayed-rl: ``delayed-rl --help``.
 
-``fit|validate|test|predict`` (LightningCLI on :class:`~delayed_rl.episodic_module.TabularAgentModule`),
-``reproduce`` (the headline comparison), ``solve`` (the exact delayed optimum) and
-``regret`` (learners' exact pseudo-regret, optionally to CSV).
+``fit|validate|test|predict`` (LightningCLI on :class:`~delayed_rl.lightning.TabularAgentModule`),
+``reproduce`` (the headline comparison, :data:`delayed_rl.reproduce.EXPERIMENT`), ``solve``
+(the exact delayed optimum) and ``regret`` (learners' exact pseudo-regret, optionally to CSV).
+
+Nothing heavy is imported until a command runs: ``delayed-rl --help`` reads the commands'
+summaries without importing them, and ``solve`` and ``regret`` never import Lightning.
 """
 
 from __future__ import annotations
@@ -126,14 +129,12 @@ def regret(
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI."""
-    from .episodic_module import EpisodeDataModule, TabularAgentModule
-
+    """The package's CLI (nothing heavy is imported until a command runs)."""
     return PaperCLI(
         PAPER,
-        model_class=TabularAgentModule,
-        datamodule_class=EpisodeDataModule,
-        commands={"solve": solve, "regret": regret},
+        model_class="delayed_rl.lightning:TabularAgentModule",
+        datamodule_class="delayed_rl.lightning:EpisodeDataModule",
+        commands={"solve": "delayed_rl.cli:solve", "regret": "delayed_rl.cli:regret"},
         trainer_defaults={"accelerator": "cpu", "devices": 1, "max_epochs": 1},
     )
 

@@ -9,5 +9,5 @@ PAPER = Paper(
     import_name="delayed_rl",
     summary="Minimax-optimal tabular RL with randomly delayed state observations: augmented states, exact beliefs, delay-aware optimistic planning (UCBVI).",
     url="https://arxiv.org/abs/2603.03480",
-    reproduce="delayed_rl.reproduce:reproduce",
+    reproduce="delayed_rl.reproduce:EXPERIMENT",
 )
