@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from eostok.eostok_module import EOSTokModule
+from eostok.lightning import EOSTokModule
 from eostok.quantizer import CosineVectorQuantizer
 
 TINY = dict(width=16, depth=1, heads=2, prior_depth=1, codebook_size=8, num_latent_tokens=4)

@@ -2,8 +2,7 @@
 
 import pytest
 import torch
-from eostok.digits_data import DigitsDataModule
-from eostok.eostok_module import EOSTokModule
+from eostok.lightning import DigitsDataModule, EOSTokModule
 from icml26_shared.contract import check_contract
 
 TINY = dict(width=16, depth=1, heads=2, prior_depth=1, codebook_size=8, num_latent_tokens=4)

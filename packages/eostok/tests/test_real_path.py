@@ -7,7 +7,7 @@ import torch
 
 def test_hf_image_datamodule_on_a_local_imagefolder(tmp_path):
     pytest.importorskip("datasets")
-    from eostok.imagenet import HFImageDataModule
+    from eostok.lightning import HFImageDataModule
     from PIL import Image
 
     rng = np.random.default_rng(0)

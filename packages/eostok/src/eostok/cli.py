@@ -1,11 +1,14 @@
 """Command line of eostok: ``eostok --help``.
 
-``fit/validate/test/predict`` (LightningCLI over :class:`~eostok.eostok_module.EOSTokModule`
+``fit/validate/test/predict`` (LightningCLI over :class:`~eostok.lightning.EOSTokModule`
 and any data module, named in the config as ``data: {class_path: ...}``:
-:class:`~eostok.digits_data.DigitsDataModule`, :class:`~eostok.shapes_data.ShapesDataModule`
-or the real path :class:`~eostok.imagenet.HFImageDataModule`), ``reproduce``, and the package commands
-``sample`` (a class-conditional sample grid from a checkpoint) and ``evaluate`` (all metric
-columns of a checkpoint on the test digits).
+:class:`~eostok.lightning.DigitsDataModule`, :class:`~eostok.lightning.ShapesDataModule`
+or the real path :class:`~eostok.lightning.HFImageDataModule`), ``reproduce``, and the package
+commands ``sample`` (a class-conditional sample grid from a checkpoint) and ``evaluate`` (all
+metric columns of a checkpoint on the test digits).
+
+Nothing heavy is imported until a command runs: ``eostok --help`` reads the commands' summaries
+from this file's source (string targets in :func:`build_cli`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from .paper import PAPER
 
 
 def _load(checkpoint: Path):
-    from eostok.eostok_module import EOSTokModule
+    from eostok.lightning import EOSTokModule
 
     return load_checkpoint(EOSTokModule, checkpoint)
 
@@ -108,20 +111,14 @@ def evaluate(checkpoint: Path, n_samples: int = 500, seed: int = 0, data: str = 
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI."""
-    import lightning.pytorch as pl
-
-    import eostok.digits_data
-    import eostok.imagenet
-    import eostok.shapes_data  # noqa: F401 - the data modules a config may name
-    from eostok.eostok_module import EOSTokModule
-
+    """The package's CLI (nothing heavy is imported until a command runs)."""
     return PaperCLI(
         PAPER,
-        model_class=EOSTokModule,
-        datamodule_class=pl.LightningDataModule,
+        model_class="eostok.lightning:EOSTokModule",
+        # any LightningDataModule, named by class_path in the config (eostok.lightning's)
+        datamodule_class="lightning.pytorch:LightningDataModule",
         subclass_mode_data=True,
-        commands={"sample": sample, "evaluate": evaluate},
+        commands={"sample": "eostok.cli:sample", "evaluate": "eostok.cli:evaluate"},
     )
 
 

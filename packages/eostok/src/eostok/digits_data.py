@@ -1,15 +1,14 @@
 """Offline data: scikit-learn's 8x8 handwritten digits upsampled to 16x16 in [0, 1].
 
-:func:`load_digits_images` returns a seeded train/test split; :class:`DigitsDataModule`
-(an :class:`InMemoryImageDataModule`) serves it to Lightning (batches are ``(images (B,1,16,16), labels (B,))``).
+:func:`load_digits_images` returns a seeded train/test split;
+:class:`~eostok.lightning.DigitsDataModule` serves it to Lightning (batches are
+``(images (B,1,16,16), labels (B,))``).
 """
 
 from __future__ import annotations
 
-import lightning.pytorch as pl
 import torch
 import torch.nn.functional as F
-from torch.utils.data import DataLoader, TensorDataset
 
 
 def load_digits_images(
@@ -36,56 +35,3 @@ def load_digits_images(
     n_test = int(round(test_fraction * len(x)))
     te, tr = perm[:n_test], perm[n_test:]
     return x[tr], y[tr], x[te], y[te]
-
-
-class InMemoryImageDataModule(pl.LightningDataModule):
-    """Serves an in-memory ``train_set`` / ``test_set`` of ``(image, label)`` pairs.
-
-    Subclasses fill both in ``setup`` and save ``batch_size`` and ``seed`` as
-    hyperparameters; training batches are shuffled with that seed and full-size.
-    """
-
-    train_set: TensorDataset
-    test_set: TensorDataset
-
-    def train_dataloader(self) -> DataLoader:
-        g = torch.Generator().manual_seed(self.hparams.seed)
-        return DataLoader(
-            self.train_set, self.hparams.batch_size, shuffle=True, drop_last=True, generator=g
-        )
-
-    def val_dataloader(self) -> DataLoader:
-        return DataLoader(self.test_set, 256)
-
-    def test_dataloader(self) -> DataLoader:
-        return DataLoader(self.test_set, 256)
-
-    def predict_dataloader(self) -> DataLoader:
-        return DataLoader(self.test_set, 256)
-
-
-class DigitsDataModule(InMemoryImageDataModule):
-    """Upsampled scikit-learn digits (10 classes), seeded split.
-
-    Examples
-    --------
-    >>> dm = DigitsDataModule(batch_size=8)
-    >>> dm.setup("fit")
-    >>> x, y = next(iter(dm.train_dataloader()))
-    >>> x.shape, y.shape
-    (torch.Size([8, 1, 16, 16]), torch.Size([8]))
-    """
-
-    def __init__(
-        self, image_size: int = 16, batch_size: int = 64, test_fraction: float = 0.25, seed: int = 0
-    ) -> None:
-        super().__init__()
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        self.save_hyperparameters()
-        self.num_classes = 10
-
-    def setup(self, stage: str | None = None) -> None:
-        hp = self.hparams
-        xtr, ytr, xte, yte = load_digits_images(hp.image_size, hp.test_fraction, hp.seed)
-        self.train_set, self.test_set = TensorDataset(xtr, ytr), TensorDataset(xte, yte)

@@ -16,9 +16,9 @@ import torch
 from torchmetrics.functional.image import structural_similarity_index_measure
 
 from .ar_prior import sample
-from .eostok_module import EOSTokModule
 from .feature_net import FeatureCNN
 from .frechet import proxy_fid
+from .lightning import EOSTokModule
 from .precision_recall import precision_recall
 from .quantizer import codebook_usage
 

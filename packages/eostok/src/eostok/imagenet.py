@@ -6,7 +6,7 @@ offline-aware loaders (:mod:`icml26_shared.hub`): without network and without a 
 they fail within seconds with one message naming the dataset / model and the offline
 alternative (``ShapesDataModule`` / ``DigitsDataModule`` and the package-trained teacher).
 
-* :class:`HFImageDataModule`: any image-classification dataset ``datasets`` can load (a Hub
+* :class:`~eostok.lightning.HFImageDataModule`: any image-classification dataset ``datasets`` can load (a Hub
   id such as ``ILSVRC/imagenet-1k``, or a local ``imagefolder`` directory), resized and
   centre-cropped to ``image_size``, in [0, 1];
 * :class:`DINOv2Teacher`: a ``transformers`` DINOv2 backbone wrapped with the interface of
@@ -20,12 +20,11 @@ Needs the ``real`` extra (``pip install 'eostok[real]'``).
 
 from __future__ import annotations
 
-import lightning.pytorch as pl
 import torch
 import torch.nn.functional as F
-from icml26_shared.hub import HubUnavailableError, from_pretrained, load_dataset
+from icml26_shared.hub import HubUnavailableError, from_pretrained
 from torch import nn
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import Dataset
 
 OFFLINE_DATA_HINT = (
     "use the offline data (ShapesDataModule: procedural 32x32 shapes, or DigitsDataModule), "
@@ -63,81 +62,6 @@ class HFImageSplit(Dataset):
     def __getitem__(self, i: int):
         row = self.split[int(i)]
         return to_tensor_image(row[self.image_key], self.image_size), int(row[self.label_key])
-
-
-class HFImageDataModule(pl.LightningDataModule):
-    """Image classification data through ``datasets`` (ImageNet-1k by default).
-
-    Parameters
-    ----------
-    path:
-        Hub dataset id (``ILSVRC/imagenet-1k``, gated: accept its terms and log in) or a local
-        directory (``imagefolder`` layout ``<class>/<image>``).
-    image_size:
-        Side of the square crops (256 in the paper).
-    train_split, test_split:
-        Split names; when ``test_split`` is missing a seeded ``test_fraction`` of the train
-        split is held out.
-    image_key, label_key:
-        Column names of the image and the class label.
-
-    Offline without a local copy, :meth:`setup` raises ``ConnectionError`` naming the
-    dataset and the offline data.
-    """
-
-    def __init__(
-        self,
-        path: str = "ILSVRC/imagenet-1k",
-        image_size: int = 256,
-        batch_size: int = 64,
-        train_split: str = "train",
-        test_split: str = "validation",
-        test_fraction: float = 0.1,
-        image_key: str = "image",
-        label_key: str = "label",
-        num_workers: int = 0,
-        seed: int = 0,
-    ) -> None:
-        super().__init__()
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        self.save_hyperparameters()
-
-    def setup(self, stage: str | None = None) -> None:
-        hp = self.hparams
-        try:
-            ds = load_dataset(hp.path, offline_hint=OFFLINE_DATA_HINT)
-        except HubUnavailableError as exc:  # an OSError: the CLI prints it as one line
-            raise ConnectionError(str(exc)) from exc
-        train = ds[hp.train_split]
-        if hp.test_split in ds:
-            test = ds[hp.test_split]
-        else:
-            parts = train.train_test_split(test_size=hp.test_fraction, seed=hp.seed)
-            train, test = parts["train"], parts["test"]
-        names = getattr(train.features.get(hp.label_key), "names", None)
-        self.num_classes = len(names) if names else len(set(train[hp.label_key]))
-        self.train_set = HFImageSplit(train, hp.image_size, hp.image_key, hp.label_key)
-        self.test_set = HFImageSplit(test, hp.image_size, hp.image_key, hp.label_key)
-
-    def _loader(self, data, shuffle: bool) -> DataLoader:
-        g = torch.Generator().manual_seed(self.hparams.seed)
-        return DataLoader(
-            data, self.hparams.batch_size, shuffle=shuffle, drop_last=shuffle, generator=g,
-            num_workers=self.hparams.num_workers,
-        )  # fmt: skip
-
-    def train_dataloader(self) -> DataLoader:
-        return self._loader(self.train_set, True)
-
-    def val_dataloader(self) -> DataLoader:
-        return self._loader(self.test_set, False)
-
-    def test_dataloader(self) -> DataLoader:
-        return self._loader(self.test_set, False)
-
-    def predict_dataloader(self) -> DataLoader:
-        return self._loader(self.test_set, False)
 
 
 class DINOv2Teacher(nn.Module):

@@ -9,5 +9,5 @@ PAPER = Paper(
     import_name="eostok",
     summary="EOSTok: a 1D TiTok-style tokenizer trained end to end with an autoregressive image generator",
     url="https://arxiv.org/abs/2605.00503",
-    reproduce="eostok.reproduce:reproduce",
+    reproduce="eostok.reproduce:EXPERIMENT",
 )

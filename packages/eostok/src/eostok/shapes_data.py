@@ -8,7 +8,7 @@ noise) and a small brightness jitter of the fill are nuisances drawn per image.
 * :func:`shape_classes` lists the classes ``(shape, colour, size)`` in label order;
 * :func:`render_shapes` draws ``(N, 3, S, S)`` images in [0, 1] for given labels (seeded);
 * :func:`load_shapes_images` gives a seeded train/test split;
-* :class:`ShapesDataModule` serves it to Lightning (batches ``(images (B,3,S,S), labels (B,))``).
+* :class:`~eostok.lightning.ShapesDataModule` serves it to Lightning (batches ``(images (B,3,S,S), labels (B,))``).
 """
 
 from __future__ import annotations
@@ -17,9 +17,6 @@ import itertools
 
 import numpy as np
 import torch
-from torch.utils.data import TensorDataset
-
-from .digits_data import InMemoryImageDataModule
 
 SHAPES = ("circle", "square", "triangle")
 COLOURS = {
@@ -114,35 +111,3 @@ def load_shapes_images(
     xtr = render_shapes(ytr, image_size, seed=2 * seed)
     xte = render_shapes(yte, image_size, seed=2 * seed + 1)
     return xtr, ytr, xte, yte
-
-
-class ShapesDataModule(InMemoryImageDataModule):
-    """Procedural class-conditional shapes (18 classes: shape x colour x size).
-
-    Examples
-    --------
-    >>> dm = ShapesDataModule(batch_size=8, n_train=36, n_test=18, image_size=16)
-    >>> dm.setup("fit")
-    >>> x, y = next(iter(dm.train_dataloader()))
-    >>> x.shape, y.shape
-    (torch.Size([8, 3, 16, 16]), torch.Size([8]))
-    """
-
-    def __init__(
-        self,
-        image_size: int = 32,
-        batch_size: int = 64,
-        n_train: int = 3600,
-        n_test: int = 900,
-        seed: int = 0,
-    ) -> None:
-        super().__init__()
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        self.save_hyperparameters()
-        self.num_classes = len(shape_classes())
-
-    def setup(self, stage: str | None = None) -> None:
-        hp = self.hparams
-        xtr, ytr, xte, yte = load_shapes_images(hp.n_train, hp.n_test, hp.image_size, hp.seed)
-        self.train_set, self.test_set = TensorDataset(xtr, ytr), TensorDataset(xte, yte)

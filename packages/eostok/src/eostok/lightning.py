@@ -1,4 +1,7 @@
-"""Lightning module of EOSTok: tokenizer stage, prior stage, or joint end-to-end training.
+"""Lightning parts of EOSTok: the module (tokenizer / prior / joint training) and the data modules.
+
+:class:`EOSTokModule` holds the tokenizer, the AR prior and every loss term. Its stage is the
+tokenizer stage, the prior stage, or joint end-to-end training.
 
 Total loss of the joint stage (EOSTok, arXiv 2605.00503; weights configurable)::
 
@@ -16,6 +19,13 @@ Total loss of the joint stage (EOSTok, arXiv 2605.00503; weights configurable)::
 
 The two-stage baseline uses the same module: ``stage="tokenizer"`` (``L_rec + L_vq``) and then
 ``stage="prior"`` (``L_AR`` on frozen codes): :meth:`EOSTokModule.losses`.
+
+Data modules (batches ``(images (B, C, S, S) in [0, 1], labels (B,))``):
+:class:`DigitsDataModule` (upsampled scikit-learn digits, :mod:`eostok.digits_data`),
+:class:`ShapesDataModule` (procedural RGB shapes, :mod:`eostok.shapes_data`) and the real path
+:class:`HFImageDataModule` (ImageNet or an ``imagefolder`` through ``datasets``,
+:mod:`eostok.imagenet`). :func:`random_batches` serves in-memory tensors as a fixed number of
+batches drawn with replacement from a seeded generator (the ``reproduce`` comparison).
 """
 
 from __future__ import annotations
@@ -25,12 +35,17 @@ from typing import Literal
 import lightning.pytorch as pl
 import torch
 import torch.nn.functional as F
+from icml26_shared.hub import HubUnavailableError, load_dataset
+from torch.utils.data import DataLoader, Sampler, TensorDataset
 
 from .alignment import ImplicitAlignment
 from .apr import APRLoss
 from .ar_prior import ARPrior
-from .feature_net import FeatureCNN
+from .digits_data import load_digits_images
+from .feature_net import FeatureCNN, train_feature_net
 from .grid_tokenizer import GridTokenizer
+from .imagenet import OFFLINE_DATA_HINT, HFImageSplit
+from .shapes_data import load_shapes_images, shape_classes
 from .tokenizer import OneDTokenizer
 
 Stage = Literal["tokenizer", "prior", "joint"]
@@ -161,9 +176,6 @@ class EOSTokModule(pl.LightningModule):
         The training images are the attached datamodule's ``train_set`` when there is one
         (digits, shapes, ...), else the upsampled digits.
         """
-        from .digits_data import load_digits_images
-        from .feature_net import train_feature_net
-
         hp = self.hparams
         if hp.teacher == "dinov2":
             from .imagenet import DINOv2Teacher
@@ -271,3 +283,209 @@ class EOSTokModule(pl.LightningModule):
                 {"params": tok_params, "lr": hp.lr if hp.tokenizer_lr is None else hp.tokenizer_lr}
             )
         return torch.optim.Adam(groups, lr=hp.lr)
+
+
+# ---------------------------------------------------------------- data modules
+
+
+class RandomBatchSampler(Sampler[list[int]]):
+    """``steps`` batches of ``batch_size`` indices in ``[0, n)``, drawn with replacement.
+
+    The indices come from ``generator`` (``torch.randint``), so one generator shared by
+    consecutive training phases continues one stream of batches.
+
+    >>> g = torch.Generator().manual_seed(0)
+    >>> [len(b) for b in RandomBatchSampler(10, 4, 3, g)]
+    [4, 4, 4]
+    """
+
+    def __init__(self, n: int, batch_size: int, steps: int, generator: torch.Generator) -> None:
+        if n < 1 or batch_size < 1 or steps < 1:
+            raise ValueError(
+                f"n, batch_size and steps must be positive, got {n}, {batch_size}, {steps}"
+            )
+        self.n, self.batch_size, self.steps, self.generator = n, batch_size, steps, generator
+
+    def __len__(self) -> int:
+        return self.steps
+
+    def __iter__(self):
+        for _ in range(self.steps):
+            yield torch.randint(0, self.n, (self.batch_size,), generator=self.generator).tolist()
+
+
+def random_batches(
+    x: torch.Tensor, y: torch.Tensor, batch_size: int, steps: int, generator: torch.Generator
+) -> DataLoader:
+    """A loader of ``steps`` random batches ``(x[idx], y[idx])`` (:class:`RandomBatchSampler`).
+
+    The loader's own seed draw uses a private generator, so iterating it leaves torch's global
+    random state untouched (the model's nested dropout and code restarts draw from it).
+
+    >>> g = torch.Generator().manual_seed(0)
+    >>> xb, yb = next(iter(random_batches(torch.rand(10, 1, 4, 4), torch.arange(10), 3, 2, g)))
+    >>> tuple(xb.shape), tuple(yb.shape)
+    ((3, 1, 4, 4), (3,))
+    """
+    sampler = RandomBatchSampler(len(x), batch_size, steps, generator)
+    return DataLoader(TensorDataset(x, y), batch_sampler=sampler, generator=torch.Generator())
+
+
+class InMemoryImageDataModule(pl.LightningDataModule):
+    """Serves an in-memory ``train_set`` / ``test_set`` of ``(image, label)`` pairs.
+
+    Subclasses fill both in ``setup`` and save ``batch_size`` and ``seed`` as
+    hyperparameters; training batches are shuffled with that seed and full-size.
+    """
+
+    train_set: TensorDataset
+    test_set: TensorDataset
+
+    def train_dataloader(self) -> DataLoader:
+        g = torch.Generator().manual_seed(self.hparams.seed)
+        return DataLoader(
+            self.train_set, self.hparams.batch_size, shuffle=True, drop_last=True, generator=g
+        )
+
+    def val_dataloader(self) -> DataLoader:
+        return DataLoader(self.test_set, 256)
+
+    def test_dataloader(self) -> DataLoader:
+        return DataLoader(self.test_set, 256)
+
+    def predict_dataloader(self) -> DataLoader:
+        return DataLoader(self.test_set, 256)
+
+
+class DigitsDataModule(InMemoryImageDataModule):
+    """Upsampled scikit-learn digits (10 classes), seeded split.
+
+    Examples
+    --------
+    >>> dm = DigitsDataModule(batch_size=8)
+    >>> dm.setup("fit")
+    >>> x, y = next(iter(dm.train_dataloader()))
+    >>> x.shape, y.shape
+    (torch.Size([8, 1, 16, 16]), torch.Size([8]))
+    """
+
+    def __init__(
+        self, image_size: int = 16, batch_size: int = 64, test_fraction: float = 0.25, seed: int = 0
+    ) -> None:
+        super().__init__()
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self.save_hyperparameters()
+        self.num_classes = 10
+
+    def setup(self, stage: str | None = None) -> None:
+        hp = self.hparams
+        xtr, ytr, xte, yte = load_digits_images(hp.image_size, hp.test_fraction, hp.seed)
+        self.train_set, self.test_set = TensorDataset(xtr, ytr), TensorDataset(xte, yte)
+
+
+class ShapesDataModule(InMemoryImageDataModule):
+    """Procedural class-conditional shapes (18 classes: shape x colour x size).
+
+    Examples
+    --------
+    >>> dm = ShapesDataModule(batch_size=8, n_train=36, n_test=18, image_size=16)
+    >>> dm.setup("fit")
+    >>> x, y = next(iter(dm.train_dataloader()))
+    >>> x.shape, y.shape
+    (torch.Size([8, 3, 16, 16]), torch.Size([8]))
+    """
+
+    def __init__(
+        self,
+        image_size: int = 32,
+        batch_size: int = 64,
+        n_train: int = 3600,
+        n_test: int = 900,
+        seed: int = 0,
+    ) -> None:
+        super().__init__()
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self.save_hyperparameters()
+        self.num_classes = len(shape_classes())
+
+    def setup(self, stage: str | None = None) -> None:
+        hp = self.hparams
+        xtr, ytr, xte, yte = load_shapes_images(hp.n_train, hp.n_test, hp.image_size, hp.seed)
+        self.train_set, self.test_set = TensorDataset(xtr, ytr), TensorDataset(xte, yte)
+
+
+class HFImageDataModule(pl.LightningDataModule):
+    """Image classification data through ``datasets`` (ImageNet-1k by default).
+
+    Parameters
+    ----------
+    path:
+        Hub dataset id (``ILSVRC/imagenet-1k``, gated: accept its terms and log in) or a local
+        directory (``imagefolder`` layout ``<class>/<image>``).
+    image_size:
+        Side of the square crops (256 in the paper).
+    train_split, test_split:
+        Split names; when ``test_split`` is missing a seeded ``test_fraction`` of the train
+        split is held out.
+    image_key, label_key:
+        Column names of the image and the class label.
+
+    Offline without a local copy, :meth:`setup` raises ``ConnectionError`` naming the
+    dataset and the offline data.
+    """
+
+    def __init__(
+        self,
+        path: str = "ILSVRC/imagenet-1k",
+        image_size: int = 256,
+        batch_size: int = 64,
+        train_split: str = "train",
+        test_split: str = "validation",
+        test_fraction: float = 0.1,
+        image_key: str = "image",
+        label_key: str = "label",
+        num_workers: int = 0,
+        seed: int = 0,
+    ) -> None:
+        super().__init__()
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self.save_hyperparameters()
+
+    def setup(self, stage: str | None = None) -> None:
+        hp = self.hparams
+        try:
+            ds = load_dataset(hp.path, offline_hint=OFFLINE_DATA_HINT)
+        except HubUnavailableError as exc:  # an OSError: the CLI prints it as one line
+            raise ConnectionError(str(exc)) from exc
+        train = ds[hp.train_split]
+        if hp.test_split in ds:
+            test = ds[hp.test_split]
+        else:
+            parts = train.train_test_split(test_size=hp.test_fraction, seed=hp.seed)
+            train, test = parts["train"], parts["test"]
+        names = getattr(train.features.get(hp.label_key), "names", None)
+        self.num_classes = len(names) if names else len(set(train[hp.label_key]))
+        self.train_set = HFImageSplit(train, hp.image_size, hp.image_key, hp.label_key)
+        self.test_set = HFImageSplit(test, hp.image_size, hp.image_key, hp.label_key)
+
+    def _loader(self, data, shuffle: bool) -> DataLoader:
+        g = torch.Generator().manual_seed(self.hparams.seed)
+        return DataLoader(
+            data, self.hparams.batch_size, shuffle=shuffle, drop_last=shuffle, generator=g,
+            num_workers=self.hparams.num_workers,
+        )  # fmt: skip
+
+    def train_dataloader(self) -> DataLoader:
+        return self._loader(self.train_set, True)
+
+    def val_dataloader(self) -> DataLoader:
+        return self._loader(self.test_set, False)
+
+    def test_dataloader(self) -> DataLoader:
+        return self._loader(self.test_set, False)
+
+    def predict_dataloader(self) -> DataLoader:
+        return self._loader(self.test_set, False)
