@@ -9,7 +9,7 @@ import pytest
 import torch
 from hista.advantage_provider import CriticAdvantages, RolloutGroup, make_provider
 from hista.hista_knn import HistaEstimator
-from hista.rl_training import ArithProblemsDataModule, PolicyRLModule, train_rl
+from hista.lightning import ArithProblemsDataModule, PolicyRLModule, train_rl
 
 
 @pytest.fixture

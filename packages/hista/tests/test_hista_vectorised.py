@@ -118,7 +118,7 @@ def test_group_values_are_permutation_equivariant_and_exact_for_constant_rewards
 
 def test_rl_step_reuses_the_log_prob_forward_for_hidden_states(monkeypatch):
     """Hista reads the hidden states of the old-log-prob pass: no separate hidden forward."""
-    from hista.rl_training import ArithProblemsDataModule, PolicyRLModule, train_rl
+    from hista.lightning import ArithProblemsDataModule, PolicyRLModule, train_rl
 
     torch.manual_seed(0)
     m = PolicyRLModule(advantage="hista", group_size=3, hidden=16, layers=1, heads=2, max_new=6)

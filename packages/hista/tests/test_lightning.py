@@ -3,15 +3,17 @@
 import pytest
 import torch
 from hista.arith_chain import NoisyTeacher, sample_problems
-from hista.critic import ArithCriticDataModule, CriticModule, train_critic
-from hista.policy import (
-    CausalLMPolicy,
+from hista.lightning import (
+    ArithCriticDataModule,
+    ArithProblemsDataModule,
+    CriticModule,
+    PolicyRLModule,
     SFTModule,
     TeacherTracesDataModule,
-    sft_loss,
     sft_warm_start,
+    train_critic,
 )
-from hista.rl_training import ArithProblemsDataModule, PolicyRLModule
+from hista.policy import CausalLMPolicy, sft_loss
 from icml26_shared.contract import check_contract
 
 

@@ -1,16 +1,39 @@
-"""The reproduce run (slow: about half a minute quick, a few minutes full)."""
+"""The reproduce sections on a tiny setting (slow: a few minutes on a loaded CPU)."""
 
 import pytest
-from hista.reproduce import reproduce
+from hista.reproduce import EXPERIMENT
+
+TINY = """
+sections:
+  sveb: {sft_steps: 5, problems: 3, group_size: 4, n_mc: 4, cases_per_problem: 1,
+         critic_problems: 2, critic_epochs: 1, variance_problems: 2}
+  rl: {sft_steps: 5, rl_steps: 1, rl_seeds: 1}
+  informativeness: {sft_steps: [0, 2], problems: 3, scales: [10.0]}
+"""
+
+
+def test_presets_validate():
+    for preset in ("quick", "full", "paper"):
+        assert set(EXPERIMENT.validate(preset)) == {"sveb", "rl", "informativeness"}
 
 
 @pytest.mark.slow
-def test_quick_reproduce_writes_tables_and_orders_estimators(tmp_path):
-    report = reproduce(tmp_path, quick=True)
-    paths = report.write()
-    assert {p.name for p in paths} >= {"results.json", "results.md"}
-    assert (tmp_path / "sveb_mae.png").is_file()
-    teacher = {r["estimator"]: r for r in report.tables[1].rows}
+def test_sections_write_tables_and_order_estimators(tmp_path):
+    tiny = tmp_path / "tiny.yaml"
+    tiny.write_text(TINY)
+    report = EXPERIMENT.run(tmp_path / "out", preset="quick", overrides=[tiny], log=False)
+    assert (tmp_path / "out" / "sveb_mae.png").is_file()
+    sveb = report.sections["sveb"].tables
+    assert [t.title for t in sveb][:2] == [
+        "SVEB-mini, policy rollouts",
+        "SVEB-mini, teacher rollouts (exact values)",
+    ]
+    teacher = {r["estimator"]: r for r in sveb[1].rows}
     assert teacher["oracle (exact value)"]["MAE vs exact"] == 0.0
-    assert teacher["Numca"]["MAE vs exact"] < teacher["group mean (GRPO)"]["MAE vs exact"]
     assert teacher["group mean (GRPO)"]["within-problem std"] == 0.0
+    assert sveb[2].rows[-1]["value estimate"].startswith("oracle")
+    rl = report.sections["rl"].tables[0].rows
+    assert {(r["loss"], r["advantage"]) for r in rl if r["trainer"] == "hista"} == {
+        (loss, adv) for loss in ("grpo", "dapo", "cispo") for adv in ("group", "numca", "hista")
+    }
+    assert report.sections["informativeness"].tables[0].rows[0]["estimator"] == "group mean (GRPO)"

@@ -3,14 +3,9 @@
 import pytest
 import torch
 from hista.hista_knn import HistaEstimator
+from hista.lightning import ArithProblemsDataModule, PolicyRLModule, train_rl
 from hista.numca import NumcaTable
-from hista.rl_training import (
-    ArithProblemsDataModule,
-    PolicyRLModule,
-    policy_loss,
-    token_advantages,
-    train_rl,
-)
+from hista.rl_training import policy_loss, token_advantages
 
 
 def test_group_advantages_are_constant_per_rollout_and_sum_to_zero():

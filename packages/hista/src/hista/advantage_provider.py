@@ -28,12 +28,121 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from .hista_knn import HistaEstimator
 from .numca import NumcaTable, extract_numbers, milestones
-from .rl_training import token_advantages, token_offsets  # noqa: F401 (re-export)
 from .segment_gae import segment_gae
+
+
+def token_offsets(tokenizer, text: str) -> list[tuple[int, int]]:
+    """Character span ``(start, end)`` of every token of ``text`` (no special tokens).
+
+    Raises ``ValueError`` for a tokenizer without offsets (a slow, pure-Python tokenizer).
+    """
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError(
+            f"a fast tokenizer is required (token offsets map numbers to milestones); "
+            f"got {type(tokenizer).__name__}"
+        )
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    return [tuple(map(int, span)) for span in enc["offset_mapping"]]
+
+
+ADVANTAGES = ("group", "numca", "hista")
+
+
+def _hista_advantages(
+    embs: list[torch.Tensor], rewards: list[float], est: HistaEstimator, lam: float
+) -> list[torch.Tensor]:
+    base = float(np.mean(rewards))
+    node_values = est.group_values(embs, rewards)  # one vectorised k-NN pass for the group
+    out = []
+    for emb, vals, r in zip(embs, node_values, rewards, strict=True):
+        length = emb.shape[0]
+        nodes = est.query_nodes(length)
+        values = [base] + vals.tolist()
+        bounds = [0] + [n * est.mean_window for n in nodes]
+        keep = [0] + [b for b in range(1, len(bounds)) if bounds[b] > bounds[b - 1]]
+        out.append(
+            segment_gae(
+                torch.tensor(values)[keep],
+                [bounds[b] for b in keep],
+                length * est.mean_window,
+                r,
+                lam,
+            )
+        )
+    return out
+
+
+def token_advantages(
+    mode: str,
+    problem_id: str,
+    responses: list[str],
+    rewards: list[float],
+    lengths: list[int],
+    table: NumcaTable | None = None,
+    embeddings: list[torch.Tensor] | None = None,
+    hista: HistaEstimator | None = None,
+    lam: float = 1.0,
+    merge_threshold: int = 2,
+    eps: float = 1e-4,
+    offsets: list[list[tuple[int, int]]] | None = None,
+    scale: bool = True,
+) -> list[torch.Tensor]:
+    """Per-token advantages (one tensor of ``lengths[i]`` per rollout), group-std scaled.
+
+    ``offsets[i]``: character span of each response token of rollout ``i`` (default: one token
+    per character). ``scale=False`` returns the raw ``R - V`` advantages (no std division and
+    no zeroing of equal-reward groups), for diagnostics.
+    """
+    if mode not in ADVANTAGES:
+        raise ValueError(f"unknown advantage estimator {mode!r}; use one of {ADVANTAGES}")
+    if not len(responses) == len(rewards) == len(lengths) or len(responses) < 2:
+        raise ValueError(
+            f"need >= 2 rollouts with matching rewards and lengths, got "
+            f"{len(responses)}, {len(rewards)}, {len(lengths)}"
+        )
+    if offsets is None:
+        offsets = [[(k, k + 1) for k in range(n)] for n in lengths]
+    elif len(offsets) != len(lengths) or any(
+        len(o) != n for o, n in zip(offsets, lengths, strict=True)
+    ):
+        raise ValueError("need one (start, end) span per response token of every rollout")
+    std = float(np.std(rewards, ddof=1))
+    if scale and std == 0.0:  # dynamic sampling: no learning signal in this group
+        return [torch.zeros(n) for n in lengths]
+    std = std + eps if scale else 1.0
+    if mode == "group":
+        mean = float(np.mean(rewards))
+        adv = [torch.full((n,), r - mean) for r, n in zip(rewards, lengths, strict=True)]
+    elif mode == "numca":
+        if table is None:
+            raise ValueError("numca advantages need a NumcaTable")
+        adv = [
+            table.segment_advantages(
+                problem_id,
+                resp,
+                offs,
+                r,
+                merge_threshold,
+                lam,
+                root_fallback=float(np.mean(rewards)),
+            )
+            for resp, offs, r in zip(responses, offsets, rewards, strict=True)
+        ]
+    else:
+        if embeddings is None or hista is None or len(embeddings) != len(responses):
+            raise ValueError("hista advantages need one embedding per rollout and an estimator")
+        adv = [
+            a[:n]
+            for a, n in zip(
+                _hista_advantages(embeddings, rewards, hista, lam), lengths, strict=True
+            )
+        ]
+    return [a / std for a in adv]
 
 
 @dataclass

@@ -152,3 +152,55 @@ def advantage_errors(
         }
         for n in names
     }
+
+
+ADVANTAGE_ROWS = {
+    "group": "group mean (GRPO)",
+    "numca": "Numca (table after one earlier visit)",
+    "hista": "Hista (other rollouts of the group)",
+    "vine": "VinePPO MC K=4 (teacher continuations)",
+    "critic": "PPO critic (value head)",
+    "oracle": "oracle V_exact (return-noise floor)",
+}
+
+
+def advantage_error_table(
+    teacher: NoisyTeacher,
+    problems: list[Problem],
+    hidden_states: Callable[[list[str]], list[torch.Tensor]],
+    hista: HistaEstimator,
+    critic: Callable[[torch.Tensor], float] | None = None,
+    seed: int = 0,
+):
+    """:func:`advantage_errors` on ``problems`` x G=8 teacher rollouts (VinePPO with K=4) as a
+    table: advantage MSE vs the exact advantage, its second moment, the value MAE."""
+    from icml26_shared.results import Table
+
+    res = advantage_errors(
+        teacher, problems, 8, hidden_states, hista, critic=critic, seed=seed, vine_k=4
+    )
+    table = Table(
+        "Advantage error vs the exact advantage (teacher rollouts)",
+        ["value estimate", "advantage MSE vs exact", "E[A^2]", "value MAE at milestones"],
+        notes=(
+            f"{len(problems)} problems x G=8 noisy-teacher rollouts, "
+            f"{res['group']['segments']} segments. Segment advantage A_k = R - V(s_k) "
+            "(segment GAE, lambda=1, before the group-std division) scored against the exact "
+            "one-step advantage V(s_k+1) - V(s_k); s_k = the prefix after k complete numbers. "
+            "advantage MSE = return noise (the oracle row) + value error; E[A^2] is the "
+            "second moment of the advantage signal. Lower is better."
+        ),
+    )
+    for key, label in ADVANTAGE_ROWS.items():
+        if key not in res:
+            continue
+        r = res[key]
+        table.add_row(
+            **{
+                "value estimate": label,
+                "advantage MSE vs exact": r["adv_mse"],
+                "E[A^2]": r["adv_second_moment"],
+                "value MAE at milestones": r["value_mae"],
+            }
+        )
+    return table

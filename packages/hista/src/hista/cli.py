@@ -1,13 +1,17 @@
 """Command line of hista: ``hista --help``.
 
-``fit/validate/test/predict`` (LightningCLI in subclass mode: ``SFTModule`` +
-``TeacherTracesDataModule`` for the SFT warm start, ``PolicyRLModule`` +
+``fit/validate/test/predict`` (LightningCLI in subclass mode over :mod:`hista.lightning`:
+``SFTModule`` + ``TeacherTracesDataModule`` for the SFT warm start, ``PolicyRLModule`` +
 ``ArithProblemsDataModule`` for each RL training row, ``CriticModule`` +
 ``ArithCriticDataModule`` for the PPO-critic baseline; one YAML per row in ``configs/``),
 ``reproduce``, and the package commands ``sveb-generate``
 (write reusable SVEB cases as JSON), ``sveb-evaluate`` (score estimators on such a file) and
 ``real-advantages`` (the real-model path: a Hub causal LM on a math set, offline-aware) and
 ``informativeness`` (Hista's SVEB error vs SFT length and planted informative states).
+
+Nothing heavy is imported until a command runs: ``hista --help`` reads the commands' summaries
+from this file's source (string targets in :func:`build_cli`); bad input is one line (the
+shared :class:`~icml26_shared.cli.PaperCLI` condenses jsonargparse's errors).
 """
 
 from __future__ import annotations
@@ -51,7 +55,8 @@ def sveb_generate(
     import torch
 
     from .arith_chain import NoisyTeacher, sample_problems
-    from .policy import CausalLMPolicy, sft_warm_start
+    from .lightning import sft_warm_start
+    from .policy import CausalLMPolicy
     from .sveb import build_cases, save_cases
 
     if group_size < 2:
@@ -197,30 +202,6 @@ def real_advantages(
         print(f"{row['problem_id']}: rewards {group.rewards}  mean token advantage {means}")
 
 
-class HistaCLI(PaperCLI):
-    r"""``PaperCLI`` whose errors stay on one line.
-
-    jsonargparse reports a bad ``--model.init_args.*`` value of a subclass-mode model as a
-    multi-line union report; the line that names the cause (our ``ValueError``) is kept.
-
-    Examples
-    --------
-    >>> HistaCLI.one_line("Does not validate\nErrors:\n  - unknown loss type 'x'\n  - Expected None")
-    "unknown loss type 'x'"
-    """
-
-    @staticmethod
-    def one_line(message: str) -> str:
-        lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
-        if len(lines) <= 1:
-            return message
-        causes = [ln[2:] for ln in lines if ln.startswith("- ") and "NoneType" not in ln]
-        return causes[0] if causes else lines[0]
-
-    def error(self, message: str) -> int:
-        return super().error(self.one_line(message))
-
-
 def informativeness(
     out: Path = Path("informativeness"),
     sft_steps: list[int] = [400, 1600],  # noqa: B006 (jsonargparse reads the default)
@@ -248,20 +229,19 @@ def informativeness(
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI."""
-    import lightning.pytorch as pl
-
-    return HistaCLI(
+    """The package's CLI (nothing heavy is imported until a command runs)."""
+    return PaperCLI(
         PAPER,
-        model_class=pl.LightningModule,
-        datamodule_class=pl.LightningDataModule,
+        # any LightningModule / DataModule, named by class_path in the config (hista.lightning's)
+        model_class="lightning.pytorch:LightningModule",
+        datamodule_class="lightning.pytorch:LightningDataModule",
         subclass_mode_model=True,
         subclass_mode_data=True,
         commands={
-            "sveb-generate": sveb_generate,
-            "sveb-evaluate": sveb_evaluate,
-            "real-advantages": real_advantages,
-            "informativeness": informativeness,
+            "sveb-generate": "hista.cli:sveb_generate",
+            "sveb-evaluate": "hista.cli:sveb_evaluate",
+            "real-advantages": "hista.cli:real_advantages",
+            "informativeness": "hista.cli:informativeness",
         },
     )
 

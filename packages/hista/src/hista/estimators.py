@@ -20,11 +20,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .critic import CriticModule
 from .hista_knn import HistaEstimator
+from .lightning import CriticModule
 from .numca import NumcaTable, extract_numbers
 from .policy import CausalLMPolicy, batch_ids
 from .sveb import SvebCase
+
+#: The planted coordinate of ``InformativeEncoder`` in ``hista reproduce`` (about the norm of the
+#: policy's hidden states, so a wrong partial sum moves a state as far as a different context).
+INFORMATIVE_SCALE = 10.0
 
 
 class Encoder:

@@ -25,6 +25,8 @@ Chen et al., ICML 2026 (arXiv 2605.29782); authors' code ``src/rl/utils/hista_ut
    query), whose reward is the very outcome being estimated (a self-reward leak, weight up to
    ``1 / min_distance``); the paper speaks of disjoint rollouts, so ``include_self=False`` is
    our default and ``True`` reproduces the code.
+
+:data:`ARITH_HISTA` holds the hyper-parameters used at ArithChain scale.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+
+#: Hista at ArithChain scale: one token per character, so windows and intervals shrink
+#: (research notes C4: ``min_interval = 4``, ``mean_window = 1``); ``alpha`` is the recipes' 0.7.
+ARITH_HISTA = {"alpha": 0.7, "mean_window": 1, "min_interval": 2, "min_distance": 0.05, "k": 16}
 
 
 def ema_embed(h: torch.Tensor, alpha: float, ema_init: str = "standard") -> torch.Tensor:

@@ -8,8 +8,9 @@ neighbours, so it can only be as good as the states are informative about the ou
 several SFT lengths of the tiny policy (longer warm start = states shaped by more training)
 and for states with a planted coordinate that flags a wrong partial sum
 (``estimators.InformativeEncoder``, several scales), next to the group mean, Numca and the
-reference variants (the ``k`` schedule 66 -> 6, ``include_self``). ``hista informativeness``
-writes the table.
+reference variants (the ``k`` schedule 66 -> 6, ``include_self``): ``informativeness_table``
+(the ``informativeness`` section of ``hista reproduce``); ``informativeness_sweep`` wraps it in
+a report (``hista informativeness`` writes it).
 """
 
 from __future__ import annotations
@@ -24,8 +25,11 @@ from icml26_shared.results import Report, Table
 
 from .arith_chain import NoisyTeacher, sample_problems
 from .estimators import Encoder, GroupMean, HistaValue, InformativeEncoder, NumcaEstimator
+from .hista_knn import ARITH_HISTA as HISTA
 from .hista_knn import HistaEstimator
-from .policy import CausalLMPolicy, sft_warm_start
+from .lightning import sft_warm_start
+from .policy import ARITH_POLICY as POLICY
+from .policy import CausalLMPolicy
 from .sveb import build_cases, evaluate
 
 COLUMNS = ["SFT steps", "estimator", "MAE vs exact", "MAE vs V_MC", "Spearman"]
@@ -38,19 +42,33 @@ def informativeness_sweep(
     scales: tuple[float, ...] = (3.0, 10.0, 30.0),
     seed: int = 0,
 ) -> Report:
+    """:func:`informativeness_table` in a report for ``out`` (with the run's CPU time).
+
+    ``sft_steps`` must increase (one policy is trained further between rows).
+    """
+    start = time.process_time()
+    report = Report("hista-informativeness", out)
+    report.add_table(informativeness_table(sft_steps, problems, scales, seed))
+    report.note(f"CPU time of this run (one thread): {time.process_time() - start:.0f} s.")
+    return report
+
+
+def informativeness_table(
+    sft_steps: tuple[int, ...] = (400, 1600),
+    problems: int = 40,
+    scales: tuple[float, ...] = (3.0, 10.0, 30.0),
+    seed: int = 0,
+) -> Table:
     """Hista's SVEB-mini error (teacher cases) vs SFT length and planted informative states.
 
     ``sft_steps`` must increase (one policy is trained further between rows).
     """
-    from .reproduce import HISTA, POLICY
-
+    sft_steps = tuple(sft_steps)
     if not sft_steps or list(sft_steps) != sorted(set(sft_steps)) or sft_steps[0] < 0:
         raise ValueError(f"sft_steps must be increasing and >= 0, got {list(sft_steps)}")
     if problems < 1 or any(s <= 0 for s in scales):
         raise ValueError("problems must be >= 1 and every scale > 0")
     torch.set_num_threads(1)
-    start = time.process_time()
-    report = Report("hista-informativeness", out)
     teacher, rng = NoisyTeacher(), np.random.default_rng(seed)
 
     def teacher_sampler(p, prefix, n):
@@ -120,6 +138,4 @@ def informativeness_sweep(
                 HistaValue(InformativeEncoder(enc, s), HistaEstimator(**HISTA)),
                 f"Hista, planted {s:g}",
             )
-    report.add_table(table)
-    report.note(f"CPU time of this run (one thread): {time.process_time() - start:.0f} s.")
-    return report
+    return table

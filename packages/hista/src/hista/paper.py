@@ -9,5 +9,5 @@ PAPER = Paper(
     import_name="hista",
     summary="State-value estimation for LLM RL: the SVEB benchmark, Numca milestones and Hista hidden-state k-NN values",
     url="https://arxiv.org/abs/2605.29782",
-    reproduce="hista.reproduce:reproduce",
+    reproduce="hista.reproduce:EXPERIMENT",
 )

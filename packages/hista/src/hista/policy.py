@@ -12,22 +12,24 @@ critic's value head, as in the paper.
    KV cache; a continuation ends at the EOS id (``;`` for ArithChain) or after ``max_new``.
    ``generate_many`` samples several texts at once (texts of equal token length share a batch,
    so no padding is needed).
-3. ``sft_loss`` / ``sft_warm_start``: teacher forcing on noisy-teacher traces (the SFT warm
-   start, so that groups have mixed rewards); ``SFTModule`` + ``TeacherTracesDataModule`` are
-   the same as a LightningModule / DataModule (``hista fit --config configs/sft.yaml``).
+3. ``sft_loss``: teacher forcing on noisy-teacher traces (the SFT warm start, so that groups
+   have mixed rewards); :func:`hista.lightning.sft_warm_start` trains it through
+   :class:`~hista.lightning.SFTModule` (``hista fit --config configs/sft.yaml``).
+
+:data:`ARITH_POLICY` is the ArithChain policy of ``hista reproduce``.
 """
 
 from __future__ import annotations
 
 import inspect
 
-import lightning.pytorch as pl
-import numpy as np
 import torch
 from torch import nn
-from torch.utils.data import DataLoader
 
-from .arith_chain import NoisyTeacher, Problem, char_tokenizer
+from .arith_chain import char_tokenizer
+
+#: The ArithChain policy: a randomly initialised Qwen2 LM over the character vocabulary.
+ARITH_POLICY = {"hidden": 96, "layers": 2, "heads": 4}
 
 
 def tiny_qwen2(vocab_size: int, pad_id: int, eos_id: int, hidden: int, layers: int, heads: int):
@@ -222,149 +224,3 @@ def sft_loss(policy: CausalLMPolicy, prompts: list[str], responses: list[str]) -
     return nn.functional.cross_entropy(
         logits.reshape(-1, logits.shape[-1]), target.reshape(-1).to(logits.device)
     )
-
-
-def sft_warm_start(
-    policy: CausalLMPolicy,
-    problems: list[Problem],
-    teacher: NoisyTeacher,
-    steps: int = 400,
-    batch_size: int = 64,
-    lr: float = 3e-3,
-    seed: int = 0,
-) -> list[float]:
-    """Teacher-forced cross-entropy on teacher traces (response tokens only); returns losses."""
-    rng = np.random.default_rng(seed)
-    opt = torch.optim.Adam(policy.parameters(), lr=lr)
-    losses = []
-    policy.train()
-    for _ in range(steps):
-        idx = rng.integers(0, len(problems), size=batch_size)
-        prompts = [problems[int(i)].prompt for i in idx]
-        responses = [teacher.sample(problems[int(i)], rng) for i in idx]
-        loss = sft_loss(policy, prompts, responses)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    policy.eval()
-    return losses
-
-
-class TeacherTracesDataModule(pl.LightningDataModule):
-    """Noisy-teacher ArithChain traces for the SFT warm start (fresh samples every batch).
-
-    Batches are ``(prompts, responses)`` lists; ``steps_per_epoch`` batches make one epoch.
-
-    Examples
-    --------
-    >>> dm = TeacherTracesDataModule(n_problems=8, batch_size=4, steps_per_epoch=2)
-    >>> dm.setup("fit"); prompts, responses = next(iter(dm.train_dataloader()))
-    >>> len(prompts), responses[0].endswith(";")
-    (4, True)
-    """
-
-    def __init__(
-        self,
-        n_problems: int = 2000,
-        batch_size: int = 64,
-        steps_per_epoch: int = 100,
-        val_batches: int = 4,
-        p_base: float = 0.05,
-        p_carry: float = 0.25,
-        seed: int = 0,
-    ):
-        super().__init__()
-        if min(n_problems, batch_size, steps_per_epoch, val_batches) < 1:
-            raise ValueError("n_problems, batch_size, steps_per_epoch and val_batches must be >= 1")
-        self.save_hyperparameters()
-
-    def setup(self, stage: str | None = None) -> None:
-        from .arith_chain import sample_problems
-
-        hp = self.hparams
-        self.teacher = NoisyTeacher(hp.p_base, hp.p_carry)
-        self.problems = sample_problems(hp.n_problems, seed=hp.seed + 7)
-        self.val_problems = sample_problems(hp.batch_size * hp.val_batches, seed=hp.seed + 77)
-
-    def _batches(self, problems, n_batches, seed):
-        rng = np.random.default_rng(seed)
-        out = []
-        for _ in range(n_batches):
-            idx = rng.integers(0, len(problems), size=self.hparams.batch_size)
-            ps = [problems[int(i)] for i in idx]
-            out.append(([p.prompt for p in ps], [self.teacher.sample(p, rng) for p in ps]))
-        return out
-
-    def train_dataloader(self):
-        trainer = getattr(self, "trainer", None)
-        epoch = trainer.current_epoch if trainer is not None else 0
-        hp = self.hparams
-        return DataLoader(
-            self._batches(self.problems, hp.steps_per_epoch, hp.seed + 1000 * epoch),
-            batch_size=None,
-        )
-
-    def val_dataloader(self):
-        hp = self.hparams
-        return DataLoader(
-            self._batches(self.val_problems, hp.val_batches, hp.seed + 1), batch_size=None
-        )
-
-    def test_dataloader(self):
-        return self.val_dataloader()
-
-    def predict_dataloader(self):
-        return self.val_dataloader()
-
-
-class SFTModule(pl.LightningModule):
-    """The SFT warm start as a LightningModule (teacher-forced cross-entropy on traces).
-
-    Its checkpoint's ``policy.*`` weights seed ``PolicyRLModule(sft_checkpoint=...)``.
-
-    Examples
-    --------
-    >>> _ = torch.manual_seed(0)
-    >>> m = SFTModule(hidden=16, layers=1, heads=2)
-    >>> float(m.training_step((["3+4="], ["7;"]), 0).detach()) > 0
-    True
-    """
-
-    def __init__(
-        self,
-        hidden: int = 96,
-        layers: int = 2,
-        heads: int = 4,
-        lr: float = 3e-3,
-        model_id: str | None = None,
-    ):
-        super().__init__()
-        self.save_hyperparameters()
-        self.policy = (
-            CausalLMPolicy.from_pretrained(model_id)
-            if model_id
-            else CausalLMPolicy(hidden=hidden, layers=layers, heads=heads)
-        )
-
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        """Next-token logits of the policy, (B, T) -> (B, T, V)."""
-        return self.policy(ids)
-
-    def training_step(self, batch, batch_idx):
-        loss = sft_loss(self.policy, *batch)
-        self.log("train/loss", loss, batch_size=len(batch[0]))
-        return loss
-
-    def validation_step(self, batch, batch_idx):
-        self.log("val/loss", sft_loss(self.policy, *batch), batch_size=len(batch[0]))
-
-    def test_step(self, batch, batch_idx):
-        self.log("test/loss", sft_loss(self.policy, *batch), batch_size=len(batch[0]))
-
-    @torch.no_grad()
-    def predict_step(self, batch, batch_idx):
-        return [self.policy.generate(p, 1)[0] for p in batch[0]]
-
-    def configure_optimizers(self):
-        return torch.optim.Adam(self.policy.parameters(), lr=self.hparams.lr)

@@ -12,7 +12,8 @@ Protocol per problem (``build_cases``):
 Spearman correlation, and the mean within-problem std of the predictions (the collapse
 diagnostic: a group-average baseline has zero spread inside a problem). ``noise_floor``: MAE
 of a ``V_MC`` from ``m < M`` samples; ``binomial_noise_floor``: its exact expectation
-``E|Bin(m, v)/m - v|`` for a Bernoulli target of mean ``v``.
+``E|Bin(m, v)/m - v|`` for a Bernoulli target of mean ``v``. ``sveb_table``: the benchmark's
+table (one row per estimator, then the noise floors), ``mae_figure`` its bar chart.
 """
 
 from __future__ import annotations
@@ -171,3 +172,52 @@ def binomial_noise_floor(v: float, m: int) -> float:
     return float(
         sum(math.comb(m, j) * v**j * (1 - v) ** (m - j) * abs(j / m - v) for j in range(m + 1))
     )
+
+
+SVEB_COLUMNS = ["estimator", "MAE vs V_MC", "MAE vs exact", "Spearman", "within-problem std"]
+
+
+def sveb_row(name: str, metrics: dict) -> dict:
+    """A row of :func:`sveb_table` from :func:`evaluate`'s metrics (``MAE vs exact`` may be None).
+
+    >>> sveb_row("x", {"mae_mc": 0.1, "spearman": 0.5, "within_std": 0.0})["MAE vs exact"] is None
+    True
+    """
+    return {
+        "estimator": name,
+        "MAE vs V_MC": metrics["mae_mc"],
+        "MAE vs exact": metrics.get("mae_exact"),
+        "Spearman": metrics["spearman"],
+        "within-problem std": metrics["within_std"],
+    }
+
+
+def sveb_table(title: str, cases: list[SvebCase], estimators, notes: str = ""):
+    """Score ``estimators`` (objects with ``name`` and ``predict(case)``) on ``cases``, then the
+    Monte-Carlo noise floors ``V_MC`` with ``M = 1, 2, 4, 8``; an ``icml26_shared`` Table."""
+    from icml26_shared.progress import progress
+    from icml26_shared.results import Table
+
+    table = Table(title, SVEB_COLUMNS, notes=notes)
+    for est in progress(estimators, desc=title):
+        table.add_row(**sveb_row(est.name, evaluate([est.predict(c) for c in cases], cases)))
+    for m in (1, 2, 4, 8):
+        table.add_row(**sveb_row(f"noise floor: V_MC with M={m}", noise_floor(cases, m)))
+    return table
+
+
+def mae_figure(tables):
+    """Horizontal bars of ``MAE vs V_MC`` per estimator, one panel per SVEB table."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(tables), figsize=(6 * len(tables), 4))
+    for ax, table in zip(np.atleast_1d(axes), tables, strict=True):
+        rows = [r for r in table.rows if not r["estimator"].startswith("noise")]
+        ax.barh([r["estimator"] for r in rows], [r["MAE vs V_MC"] for r in rows])
+        ax.set_title(table.title, fontsize=9)
+        ax.set_xlabel("MAE vs V_MC")
+        ax.invert_yaxis()
+    return fig
