@@ -6,7 +6,7 @@ snapshots: :class:`~ou_ident.ou_process.OUParams`, intervention families
 (:mod:`ou_ident.interventions`), :func:`~ou_ident.recursive.fit_recursive`,
 :func:`~ou_ident.joint.fit_joint`, :func:`~ou_ident.identifiability.identifiability_report`,
 :func:`~ou_ident.prediction.predict_intervention` and the Lightning refinement
-:class:`~ou_ident.refinement.SteadyStateOU`.
+:class:`~ou_ident.lightning.SteadyStateOU`.
 """
 
 from importlib.metadata import PackageNotFoundError, version

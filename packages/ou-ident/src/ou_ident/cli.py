@@ -1,9 +1,12 @@
 """Command line of ou-ident: ``ou-ident --help``.
 
-``fit/validate/test/predict`` (LightningCLI over :class:`~ou_ident.refinement.SteadyStateOU`
-and the moment datamodules, ``--data.class_path`` picks synthetic or Perturb-seq data),
-``reproduce``, and the package commands ``simulate``, ``identifiability``, ``solve`` and
-``benchmark``.
+``fit/validate/test/predict`` (LightningCLI over :class:`~ou_ident.lightning.SteadyStateOU`
+and the moment datamodules of :mod:`ou_ident.lightning`, ``--data.class_path`` picks synthetic
+or Perturb-seq data), ``reproduce``, and the package commands ``simulate``,
+``identifiability``, ``solve`` and ``benchmark``.
+
+Nothing heavy is imported at start-up; ``simulate``, ``identifiability`` and ``solve`` never
+import torch or lightning (issue #51), ``benchmark`` imports torch for the KDS anchor only.
 """
 
 from __future__ import annotations
@@ -12,17 +15,21 @@ import json
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
 from icml26_shared.cli import PaperCLI, UsageError
 
 from .paper import PAPER
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Family = Literal["shift", "noise", "degradation", "knockdown", "hard"]
 
 
 def _load_matrix(path: Path, what: str) -> np.ndarray:
+    import numpy as np
+
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"{what} file {str(path)!r} does not exist")
@@ -59,6 +66,8 @@ def simulate(
         targets: Targets for ``--drift`` (default: node 0).
         seed: Seed of the graph, parameters and samples.
     """
+    import numpy as np
+
     from ou_ident.experiment_file import save_experiment
     from ou_ident.interventions import Environment, make_intervention
     from ou_ident.ou_process import OUParams
@@ -119,6 +128,8 @@ def identifiability(
         n_draws: Random parameter draws (the generic nullity is the smallest).
         seed: Seed of the draws.
     """
+    import numpy as np
+
     from ou_ident.drift_graph import DriftGraph
     from ou_ident.identifiability import identifiability_report
     from ou_ident.synthetic import random_scc_graph
@@ -243,6 +254,8 @@ def benchmark(
         gies: Include the GIES + linear SEM anchor (needs the ``bench`` extra).
         seed: First seed.
     """
+    import numpy as np
+
     from ou_ident.comparison import METHODS, evaluate_methods, summarize
 
     if seeds < 1:
@@ -263,20 +276,17 @@ def benchmark(
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI."""
-    from ou_ident.moment_data import MomentDataModule
-    from ou_ident.refinement import SteadyStateOU
-
+    """The package's CLI (nothing heavy is imported until a command runs)."""
     return PaperCLI(
         PAPER,
-        model_class=SteadyStateOU,
-        datamodule_class=MomentDataModule,
+        model_class="ou_ident.lightning:SteadyStateOU",
+        datamodule_class="ou_ident.lightning:MomentDataModule",
         subclass_mode_data=True,
         commands={
-            "simulate": simulate,
-            "identifiability": identifiability,
-            "solve": solve,
-            "benchmark": benchmark,
+            "simulate": "ou_ident.cli:simulate",
+            "identifiability": "ou_ident.cli:identifiability",
+            "solve": "ou_ident.cli:solve",
+            "benchmark": "ou_ident.cli:benchmark",
         },
     )
 

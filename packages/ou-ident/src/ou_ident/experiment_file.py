@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ou_ident.interventions import environment_specs, environments_from_specs
 from ou_ident.moment_equations import EnvironmentMoments, check_environments
-from ou_ident.refinement import environment_specs, environments_from_specs
 
 __all__ = ["load_experiment", "save_experiment"]
 

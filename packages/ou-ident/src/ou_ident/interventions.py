@@ -29,6 +29,7 @@ only the drift-changing ones do in general.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -38,6 +39,8 @@ from ou_ident.ou_process import OUParams
 
 __all__ = [
     "FAMILIES",
+    "environment_specs",
+    "environments_from_specs",
     "Degradation",
     "Environment",
     "Hard",
@@ -384,3 +387,27 @@ class Environment:
         for iv in self.interventions:
             params = iv.apply(params)
         return params
+
+
+def environment_specs(environments: Sequence[Environment]) -> list[dict]:
+    """JSON-able structure of environments: names, families and targets (no strengths)."""
+    return [
+        {
+            "name": env.name,
+            "interventions": [
+                {"family": iv.family, "target": iv.target} for iv in env.interventions
+            ],
+        }
+        for env in environments
+    ]
+
+
+def environments_from_specs(specs: Sequence[dict]) -> list[Environment]:
+    """Inverse of :func:`environment_specs` (strengths unknown)."""
+    return [
+        Environment(
+            str(s["name"]),
+            tuple(make_intervention(iv["family"], int(iv["target"])) for iv in s["interventions"]),
+        )
+        for s in specs
+    ]

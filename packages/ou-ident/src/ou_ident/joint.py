@@ -14,7 +14,7 @@ estimator of the steady-state mean and Lyapunov equations:
    (:func:`ou_ident.moment_equations.profile_knockdowns`).
 
 The gradient refinement with an optional exact Gaussian likelihood is the
-LightningModule :class:`ou_ident.refinement.SteadyStateOU`.
+LightningModule :class:`ou_ident.lightning.SteadyStateOU`.
 """
 
 from __future__ import annotations

@@ -9,5 +9,5 @@ PAPER = Paper(
     import_name="ou_ident",
     summary="Ornstein-Uhlenbeck drift and diffusion from steady-state observational and interventional snapshots: recursive and joint moment estimators, identifiability checks, prediction of unseen interventions.",
     url="https://icml.cc/virtual/2026/poster/62505",
-    reproduce="ou_ident.reproduce:reproduce",
+    reproduce="ou_ident.reproduce:EXPERIMENT",
 )

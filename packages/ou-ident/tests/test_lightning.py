@@ -4,8 +4,8 @@ import lightning.pytorch as pl
 import numpy as np
 import torch
 from icml26_shared.contract import check_contract
-from ou_ident.moment_data import MomentDataModule, SyntheticOUDataModule
-from ou_ident.refinement import SteadyStateOU, environment_specs, moment_batch
+from ou_ident.interventions import environment_specs
+from ou_ident.lightning import MomentDataModule, SteadyStateOU, SyntheticOUDataModule, moment_batch
 from ou_ident.synthetic import make_problem
 
 
