@@ -7,8 +7,7 @@ import pytest
 import torch
 from icml26_shared.contract import assert_one_line_error
 from opl_vad.cli import main
-from opl_vad.vad_data import FeatureListDataModule
-from opl_vad.vad_module import VADModule
+from opl_vad.lightning import FeatureListDataModule, VADModule
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -104,7 +103,7 @@ def test_missing_feature_file_is_named(tmp_path, capsys):
     with pytest.raises(FileNotFoundError, match="missing_Normal.npy"):
         FeatureListDataModule.read_list(str(tmp_path / "train.list"))
     # through `opl-vad fit`: one line naming the file, non-zero exit
-    code = main(["fit", "--config", str(CONFIGS / "rtfm-gopl-contrast-features.yaml"),
+    code = main(["fit", "--config", str(CONFIGS / "real-data" / "rtfm-gopl-contrast-features.yaml"),
                  "--data.init_args.train_list", str(tmp_path / "train.list"),
                  "--data.init_args.test_list", str(tmp_path / "train.list"),
                  "--trainer.default_root_dir", str(tmp_path)])  # fmt: skip

@@ -105,7 +105,7 @@ def test_mgfn_magnitude_contrastive_closed_form_and_shapes():
 
 
 def test_mgfn_through_the_lightning_module_behind_gopl():
-    from opl_vad.vad_module import VADModule
+    from opl_vad.lightning import VADModule
 
     module = VADModule(12, head="mgfn", projection="gopl", rank_task=2, rank_face=2)
     batch = {"x": torch.randn(4, 6, 12), "y": torch.tensor([1, 0, 1, 0]),

@@ -8,7 +8,7 @@ losses alone (:func:`test_fast_planted_recovery`).
 import numpy as np
 import pytest
 from opl_vad.benchmark import run_method
-from opl_vad.vad_data import SyntheticVADDataModule
+from opl_vad.lightning import SyntheticVADDataModule
 
 
 @pytest.fixture(scope="module")

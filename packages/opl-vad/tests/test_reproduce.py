@@ -1,16 +1,19 @@
-"""A miniature ``reproduce``: every table (planted, weight sweep, image variant), joint scores."""
+"""A miniature ``reproduce``: every section (planted + weight sweep, image variant), joint scores."""
 
 import json
 
 import numpy as np
 import pytest
-from opl_vad import reproduce as rep
+from opl_vad import comparison
 from opl_vad.privacy_audit import privacy_utility
+from opl_vad.reproduce import EXPERIMENT
 
-TINY = {"dim": 24, "n_train": 8, "n_test": 6, "epochs": 1, "seeds": 1, "batch_pairs": 2,
-        "weights": [1.0], "contrast_weights": [1.0],
-        "image": {"n_train": 6, "n_test": 6, "dim": 16, "n_snippets": 4, "encoder_epochs": 1,
-                  "epochs": 1}}  # fmt: skip
+TINY = """
+sections:
+  planted: {heads: [mil, mgfn], dim: 24, n_train: 8, n_test: 6, epochs: 1, seeds: 1,
+            batch_pairs: 2, weights: [1.0], contrast_weights: [1.0]}
+  image: {n_train: 6, n_test: 6, dim: 16, n_snippets: 4, encoder_epochs: 1, epochs: 1}
+"""
 
 
 def test_privacy_utility_scores_are_relative_to_the_unprotected_model():
@@ -20,17 +23,22 @@ def test_privacy_utility_scores_are_relative_to_the_unprotected_model():
     assert np.isnan(privacy_utility(0.9, 0.5, 0.5, 0.9, 0.5)["leak_removed"])  # no leak to remove
 
 
+def test_presets_validate():
+    for preset in ("quick", "full", "paper"):
+        assert set(EXPERIMENT.validate(preset)) == {"planted", "image"}
+
+
 def test_miniature_reproduce_writes_every_table_with_joint_scores(tmp_path, monkeypatch):
     pytest.importorskip("skimage")
-    monkeypatch.setitem(rep.SETTINGS, "quick", TINY)
-    monkeypatch.setattr(rep, "METHODS", ["none", "G-OPL+C", "LEACE"])
-    monkeypatch.setattr(rep, "HEADS", ("mil", "mgfn"))  # RTFM: in the image-variant table
-    report = rep.reproduce(tmp_path, quick=True, seed=0)
-    report.write()
-    md = (tmp_path / "results.md").read_text()
+    monkeypatch.setattr(comparison, "METHODS", ["none", "G-OPL+C", "LEACE"])
+    small = tmp_path / "tiny.yaml"
+    small.write_text(TINY)
+    out = tmp_path / "out"
+    EXPERIMENT.run(out, preset="quick", overrides=[small], log=False)
+    md = (out / "results.md").read_text()
     assert "Image variant: LFW faces" in md and "G-OPL trade-off" in md
     assert "| leak removed |" in md and "| face MI |" in md and "| MGFN | G-OPL+C |" in md
-    data = json.loads((tmp_path / "results.json").read_text())
-    tables = data["tables"] if isinstance(data, dict) and "tables" in data else data
-    assert len(tables) == 4 and "what carries the face signal" in md
-    assert (tmp_path / "tradeoff.png").exists()
+    data = json.loads((out / "results.json").read_text())
+    assert [len(s["tables"]) for s in data["sections"]] == [2, 2]
+    assert "what carries the face signal" in md
+    assert (out / "tradeoff.png").exists()

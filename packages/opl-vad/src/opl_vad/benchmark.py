@@ -25,22 +25,12 @@ import numpy as np
 import torch
 
 from .erasure import fit_inlp, fit_leace
+from .lightning import SyntheticVADDataModule, VADModule
 from .privacy_audit import PrivacyAudit
-from .vad_data import SyntheticVADDataModule
-from .vad_module import VADModule
 
 __all__ = ["METHODS", "run_method"]
 
 METHODS = ["none", "OPL", "G-OPL", "G-OPL+C", "LEACE", "INLP"]
-
-
-def _trainer(epochs: int):
-    import lightning.pytorch as pl
-
-    return pl.Trainer(
-        max_epochs=epochs, accelerator="cpu", devices=1, logger=False,
-        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
-    )  # fmt: skip
 
 
 def run_method(
@@ -61,6 +51,7 @@ def run_method(
     ``contrast_weight`` applies to ``G-OPL+C`` only (``G-OPL`` trains without the term).
     """
     import lightning.pytorch as pl
+    from icml26_shared.trainer import quiet_trainer
 
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
@@ -83,7 +74,7 @@ def run_method(
                        rank_face=rank_face, face_weight=face_weight, cos_weight=cos_weight,
                        contrast_weight=contrast_weight,
                        projection_lr=projection_lr, seed=seed)  # fmt: skip
-    trainer = _trainer(epochs)
+    trainer = quiet_trainer(max_epochs=epochs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         start = time.perf_counter()

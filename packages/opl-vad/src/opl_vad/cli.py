@@ -1,8 +1,9 @@
 """Command line of opl-vad: ``opl-vad --help``.
 
-``fit/validate/test/predict`` (LightningCLI over :class:`~opl_vad.vad_module.VADModule` with
-:class:`~opl_vad.vad_data.SyntheticVADDataModule` or
-:class:`~opl_vad.vad_data.FeatureListDataModule`), ``reproduce``, and the package commands
+``fit/validate/test/predict`` (LightningCLI over :class:`~opl_vad.lightning.VADModule` with
+:class:`~opl_vad.lightning.SyntheticVADDataModule`,
+:class:`~opl_vad.lightning.FaceFrameVADDataModule` or
+:class:`~opl_vad.lightning.FeatureListDataModule`), ``reproduce``, and the package commands
 ``synth`` (planted features written in the RTFM list format) and ``audit`` (the privacy
 audit of a feature file) and ``extract-face-presence`` (the weak face signal from a cascade
 face detector over a video's frames).
@@ -169,17 +170,18 @@ def extract_face_presence(frames: Path, out: Path, n_snippets: int | None = None
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI (configs name the data module by ``class_path``)."""
-    import lightning.pytorch as pl
-
-    from .vad_module import VADModule
-
+    """The package's CLI (nothing heavy is imported until a command runs; configs name the data
+    module by ``class_path``)."""
     return PaperCLI(
         PAPER,
-        model_class=VADModule,
-        datamodule_class=pl.LightningDataModule,
+        model_class="opl_vad.lightning:VADModule",
+        datamodule_class="lightning.pytorch:LightningDataModule",
         subclass_mode_data=True,
-        commands={"synth": synth, "audit": audit, "extract-face-presence": extract_face_presence},
+        commands={
+            "synth": "opl_vad.cli:synth",
+            "audit": "opl_vad.cli:audit",
+            "extract-face-presence": "opl_vad.cli:extract_face_presence",
+        },
     )
 
 

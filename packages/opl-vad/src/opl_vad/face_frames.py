@@ -23,7 +23,7 @@ a snippet feature is the mean code of its frames. :func:`make_face_frame_vad` re
 :class:`~opl_vad.synthetic.PlantedVAD`; there are no planted bases, so ``face_basis`` holds
 the unit difference of the face-present and face-absent mean features (a 1-D reference for
 the subspace angle, estimated with the true face labels) and ``nuisance_basis`` is empty.
-:class:`FaceFrameVADDataModule` is the Lightning DataModule of this variant (the encoder is
+:class:`~opl_vad.lightning.FaceFrameVADDataModule` is the Lightning DataModule of this variant (the encoder is
 trained on the training split's frames and reused for the test split); ``reproduce`` runs
 its comparison section on it.
 """
@@ -35,9 +35,8 @@ import torch
 from torch import nn
 
 from .synthetic import PlantedVAD
-from .vad_data import SyntheticVADDataModule
 
-__all__ = ["FaceFrameVADDataModule", "FrameEncoder", "make_face_frame_vad", "render_face_videos"]
+__all__ = ["FrameEncoder", "make_face_frame_vad", "render_face_videos"]
 
 
 PATCH_MEAN, PATCH_STD = 0.4, 0.15  # common intensity of every pasted crop (match_intensity)
@@ -236,71 +235,3 @@ def make_face_frame_vad(
         np.zeros((feats.shape[-1], 0), np.float32),
     )  # fmt: skip
     return data, encoder
-
-
-class FaceFrameVADDataModule(SyntheticVADDataModule):
-    """Image-variant train / test videos (LFW faces in moving-shape frames, CNN features).
-
-    Same batches as :class:`~opl_vad.vad_data.SyntheticVADDataModule` (balanced abnormal /
-    normal pairs; the training face signal is flipped on ``face_flip`` of the snippets; test
-    doubles as validation), but the features come from :func:`make_face_frame_vad`: the
-    :class:`FrameEncoder` is trained (without labels) on the training videos' frames and
-    reused for the test videos.
-
-    Parameters
-    ----------
-    n_train, n_test:
-        Videos per split.
-    dim, n_snippets, frames_per_snippet:
-        Feature size, snippets per video, frames per snippet.
-    encoder_epochs:
-        Auto-encoder epochs of the frame CNN.
-    face_flip:
-        Noise of the training face signal.
-    standardize:
-        z-score the snippet features with the training split's statistics
-        (:func:`make_face_frame_vad`).
-    match_intensity:
-        Give every pasted crop the same mean and contrast (:func:`render_face_videos`).
-    batch_pairs:
-        (abnormal, normal) pairs per batch.
-    seed:
-        Seed of the rendering (test split: ``seed + 1``) and the encoder.
-
-    Examples
-    --------
-    >>> dm = FaceFrameVADDataModule(4, 2, dim=8, n_snippets=4, frames_per_snippet=2,
-    ...                             encoder_epochs=1, batch_pairs=1)
-    >>> dm.setup()
-    >>> dm.train_data.features.shape, dm.test_data.features.shape   # (V, T, D)
-    ((4, 4, 8), (2, 4, 8))
-    """
-
-    def __init__(
-        self,
-        n_train: int = 120,
-        n_test: int = 60,
-        dim: int = 64,
-        n_snippets: int = 16,
-        frames_per_snippet: int = 4,
-        encoder_epochs: int = 3,
-        face_flip: float = 0.1,
-        standardize: bool = True,
-        match_intensity: bool = False,
-        batch_pairs: int = 4,
-        seed: int = 0,
-    ):
-        super().__init__(n_train, n_test, dim, n_snippets, face_flip, 0.0, batch_pairs, seed)
-        self.save_hyperparameters()
-
-    def setup(self, stage: str | None = None) -> None:
-        if self.train_data is not None:
-            return
-        h = self.hparams
-        kw = dict(dim=h.dim, n_snippets=h.n_snippets, frames_per_snippet=h.frames_per_snippet,
-                  face_flip=h.face_flip, standardize=h.standardize,
-                  match_intensity=h.match_intensity)  # fmt: skip
-        self.train_data, enc = make_face_frame_vad(
-            h.n_train, encoder_epochs=h.encoder_epochs, seed=h.seed, **kw
-        )
-        self.test_data, _ = make_face_frame_vad(h.n_test, encoder=enc, seed=h.seed + 1, **kw)

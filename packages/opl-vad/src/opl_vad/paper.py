@@ -9,5 +9,5 @@ PAPER = Paper(
     import_name="opl_vad",
     summary="Orthogonal Projection Layer (OPL) and Guided OPL for privacy-aware weakly supervised video anomaly detection",
     url="https://icml.cc/virtual/2026",
-    reproduce="opl_vad.reproduce:reproduce",
+    reproduce="opl_vad.reproduce:EXPERIMENT",
 )
