@@ -223,7 +223,8 @@ class PaperCLI:
     # ------------------------------------------------------------ run
 
     def error(self, message: str) -> int:
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        """Print ``message`` as one line on standard error; return exit code 2."""
+        print(f"{self.prog}: error: {_condense(message)}", file=sys.stderr)
         return EXIT_USAGE
 
     def main(self, args: Sequence[str] | None = None) -> int:
@@ -304,11 +305,25 @@ class PaperCLI:
         return fn(**bound, **kwargs)
 
 
-def _condense(exc: BaseException) -> str:
-    """A jsonargparse message on one line, without its nested usage dumps."""
+def _condense(exc: BaseException | str) -> str:
+    r"""A (jsonargparse) message on one line: its causes kept, usage dumps and repeats dropped.
+
+    >>> _condense("Problem with class_path 'M':\n  - Parser key 'lr': Expected a float\nusage: x")
+    "Problem with class_path 'M': Parser key 'lr': Expected a float"
+    """
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    kept = [ln for ln in lines if not ln.startswith(("usage:", "- ", "Given value"))]
-    return " ".join(kept or lines[:1])
+    kept: list[str] = []
+    for line in lines:
+        if (
+            line.startswith(("usage:", "Given value"))
+            or line.startswith("[")
+            and line.endswith("]")
+        ):
+            continue
+        line = line[2:] if line.startswith("- ") else line
+        if line not in kept:
+            kept.append(line)
+    return " ".join(kept or lines[:1]) if kept or lines else ""
 
 
 def _bare_flags_to_true(fn: Callable[..., Any], rest: list[str]) -> list[str]:

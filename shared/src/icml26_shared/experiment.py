@@ -155,12 +155,18 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
     """Return ``base`` updated by ``override``, merging nested mappings key by key.
 
+    A key written with a trailing ``!`` in ``override`` replaces the value whole instead.
+
     >>> deep_merge({"a": 1, "s": {"x": 1, "y": 2}}, {"s": {"y": 3}})
     {'a': 1, 's': {'x': 1, 'y': 3}}
+    >>> deep_merge({"s": {"x": 1, "y": 2}}, {"s!": {"y": 3}})
+    {'s': {'y': 3}}
     """
     out = copy.deepcopy(dict(base))
     for key, value in override.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+        if isinstance(key, str) and key.endswith("!"):
+            out[key[:-1]] = copy.deepcopy(value)
+        elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
             out[key] = deep_merge(out[key], value)
         else:
             out[key] = copy.deepcopy(value)
