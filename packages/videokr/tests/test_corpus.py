@@ -35,7 +35,7 @@ def test_microworld_records_fit_the_schema(tmp_path):
 
 def test_local_datamodule_reads_clips_under_the_video_root(tmp_path, monkeypatch):
     from videokr.corpus import write_jsonl
-    from videokr.datamodule import VideoKRDataModule
+    from videokr.lightning import VideoKRDataModule
 
     w = make_microworld(6, seed=0, root=tmp_path)
     train = write_jsonl(tmp_path / "train.jsonl", w.train)

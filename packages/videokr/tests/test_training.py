@@ -4,8 +4,14 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from icml26_shared.contract import check_contract
-from videokr.datamodule import SynthKRDataModule
-from videokr.training import GRPOModule, SFTModule, group_advantages, grpo_loss, k3_kl
+from videokr.lightning import (
+    GRPOModule,
+    SFTModule,
+    SynthKRDataModule,
+    group_advantages,
+    grpo_loss,
+    k3_kl,
+)
 
 
 def _dm():
@@ -88,7 +94,10 @@ def test_update_moves_policy_not_reference():
 def test_grpo_starts_from_sft_checkpoint(tmp_path):
     sft = SFTModule(d_model=32, layers=1, heads=2)
     path = tmp_path / "sft.ckpt"
-    torch.save({"state_dict": sft.state_dict()}, path)
+    import lightning
+
+    torch.save({"state_dict": sft.state_dict(), "hyper_parameters": dict(sft.hparams),
+                "pytorch-lightning_version": lightning.__version__}, path)  # fmt: skip
     g = GRPOModule(d_model=32, layers=1, heads=2, init_ckpt=str(path))
     for p, q in zip(sft.model.parameters(), g.reference.parameters(), strict=True):
         assert torch.equal(p, q)

@@ -1,7 +1,7 @@
 """Command line of videokr: ``videokr --help``.
 
-``fit/validate/test/predict`` (LightningCLI; ``--model`` is :class:`~videokr.training.SFTModule`
-or :class:`~videokr.training.GRPOModule`, one YAML per recipe stage in ``configs/``), ``reproduce``,
+``fit/validate/test/predict`` (LightningCLI; ``--model`` is :class:`~videokr.lightning.SFTModule`
+or :class:`~videokr.lightning.GRPOModule`, one YAML per recipe stage in ``configs/``), ``reproduce``,
 and the pipeline commands below.
 """
 
@@ -228,24 +228,21 @@ def trl_launch(
 
 
 def build_cli() -> PaperCLI:
-    """The package's CLI: LightningCLI stages, reproduce, and the pipeline commands."""
-    from .datamodule import SynthKRDataModule
-    from .training import SFTModule
-
+    """The package's CLI (nothing heavy is imported until a command runs)."""
     return PaperCLI(
         PAPER,
-        model_class=SFTModule,
-        datamodule_class=SynthKRDataModule,
+        model_class="videokr.lightning:SFTModule",
+        datamodule_class="videokr.lightning:SynthKRDataModule",
         subclass_mode_model=True,
         subclass_mode_data=True,
         commands={
-            "synth": synth,
-            "build": build,
-            "check-corpus": check_corpus,
-            "filter": filter,
-            "eval": evaluate,
-            "export-lmms-eval": export_lmms_eval,
-            "trl-launch": trl_launch,
+            "synth": "videokr.cli:synth",
+            "build": "videokr.cli:build",
+            "check-corpus": "videokr.cli:check_corpus",
+            "filter": "videokr.cli:filter",
+            "eval": "videokr.cli:evaluate",
+            "export-lmms-eval": "videokr.cli:export_lmms_eval",
+            "trl-launch": "videokr.cli:trl_launch",
         },
     )
 

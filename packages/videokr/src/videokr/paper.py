@@ -9,5 +9,5 @@ PAPER = Paper(
     import_name="videokr",
     summary="The VideoKR corpus pipeline, VideoKR-Eval harness and SFT-to-GRPO recipe for knowledge-intensive video reasoning",
     url="https://arxiv.org/abs/2606.05259",
-    reproduce="videokr.reproduce:reproduce",
+    reproduce="videokr.reproduce:EXPERIMENT",
 )

@@ -2,7 +2,7 @@
 
 The paper post-trains Qwen2.5-VL-7B / Qwen3-VL-8B with LlamaFactory (SFT) then verl (GRPO). This
 module is the documented launcher for the same recipe on TRL (``pip install trl``; not needed by
-the micro-world path, which uses :mod:`videokr.training`):
+the micro-world path, which uses :mod:`videokr.lightning`):
 
 * :data:`SFT_HPARAMS` / :data:`GRPO_HPARAMS` -- the authors' settings (LlamaFactory / verl configs
   as read from their repository), mapped onto TRL's argument names.

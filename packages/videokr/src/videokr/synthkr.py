@@ -1,0 +1,224 @@
+"""The SynthKR benchmark: the paper's claims at micro-world scale, offline.
+
+The micro-world (:func:`videokr.microworld.make_microworld`) is built and run through the quality
+filters (:func:`videokr.pipeline.filter_world`) once per size and seed (:func:`filtered_world`);
+on its filtered eval split, through :class:`~videokr.harness.EvalHarness`:
+
+1. :func:`methods_table`: chance (``mean 1/|options|``), a seeded random predictor, the blind text
+   and single-frame baselines (:class:`~videokr.filters.BlindTextProbe`,
+   :class:`~videokr.filters.SingleFrameProbe`, fitted on the filtered train split), SFT on
+   perception-only data (VidR items), SFT on the full skill mix, and SFT -> GRPO
+   (:class:`~videokr.lightning.SFTModule`, :class:`~videokr.lightning.GRPOModule` through the
+   quiet Trainer, greedy decoding), with :func:`accuracy_figure`;
+2. :func:`video_dependency_table`: blind / single-frame accuracy on the unfiltered vs the
+   filtered eval split;
+3. :func:`filter_tables`: planted defects caught and genuine items kept, items removed per filter.
+
+Expected (paper): filtering drives blind accuracy to chance; the full skill mix beats
+perception-only data on multi-hop (KnowVidR) items; GRPO adds over SFT.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from icml26_shared.results import Table
+
+SKILL_COLS = ("VidR", "KnowVid", "KnowVidR")
+
+
+@dataclass
+class FilteredWorld:
+    """A micro-world with its filtered splits and the filters' reports."""
+
+    n_videos: int
+    world: Any
+    train: list
+    test: list
+    reports: dict
+
+
+_WORLDS: dict[tuple[int, int], FilteredWorld] = {}
+
+
+def filtered_world(n_videos: int, seed: int = 0) -> FilteredWorld:
+    """The micro-world of ``n_videos`` clips and its filtered splits (built once per process)."""
+    from .microworld import make_microworld
+    from .pipeline import filter_world
+
+    if (n_videos, seed) not in _WORLDS:
+        world = make_microworld(n_videos, seed=seed)
+        train, test, reports = filter_world(world, seed=seed)
+        _WORLDS[(n_videos, seed)] = FilteredWorld(n_videos, world, train, test, reports)
+    return _WORLDS[(n_videos, seed)]
+
+
+def _row(name: str, res) -> dict:
+    row = {"method": name, "overall": res.overall, "format": res.format_rate}
+    row.update({s: res.by["skill"].get(s) for s in SKILL_COLS})
+    return row
+
+
+def _data(fw: FilteredWorld, seed: int, skills: list[str], batch_size: int):
+    from .lightning import SynthKRDataModule
+
+    dm = SynthKRDataModule(fw.n_videos, seed, skills, filtered=False, batch_size=batch_size)
+    dm.store = fw.world.store
+    dm.set_records(fw.train, fw.test)
+    return dm
+
+
+def _trainer(max_steps: int):
+    from icml26_shared.trainer import quiet_trainer
+
+    return quiet_trainer(
+        max_epochs=10_000, max_steps=max_steps, limit_val_batches=0, gradient_clip_val=None,
+        deterministic=True,
+    )  # fmt: skip
+
+
+def model_outputs(module, dm) -> dict[str, str]:
+    """``{item id: completion}`` of ``module`` on the test split (greedy decoding)."""
+    module.eval()
+    outs = {}
+    for batch in dm.test_dataloader():
+        for i, o in zip(batch["id"], module.complete(batch), strict=True):
+            outs[i] = o
+    return outs
+
+
+def train_sft(fw: FilteredWorld, skills: list[str], steps: int, seed: int = 0):
+    """SFT on the filtered train items of ``skills`` for ``steps`` steps; ``(module, data)``."""
+    import lightning.pytorch as pl
+
+    from .lightning import SFTModule
+
+    pl.seed_everything(seed, verbose=False)
+    dm = _data(fw, seed, skills, batch_size=32)
+    module = SFTModule()
+    _trainer(steps).fit(module, dm)
+    return module, dm
+
+
+def train_grpo(fw: FilteredWorld, sft, steps: int, group: int, batch: int, seed: int = 0):
+    """GRPO from the ``sft`` module (policy and reference) for ``steps`` optimiser steps."""
+    import lightning.pytorch as pl
+
+    from .lightning import GRPOModule
+
+    pl.seed_everything(seed, verbose=False)
+    grpo = GRPOModule(group_size=group, max_new_tokens=48).start_from(sft)
+    dm = _data(fw, seed, list(SKILL_COLS), batch_size=batch)
+    _trainer(steps).fit(grpo, dm)
+    return grpo, dm
+
+
+def methods_table(
+    fw: FilteredWorld, sft_steps: int, grpo_steps: int, group: int, grpo_batch: int, seed: int = 0
+) -> Table:
+    """Accuracy per skill of the anchors, the baselines, both SFT mixes and SFT -> GRPO."""
+    from .filters import BlindTextProbe, SingleFrameProbe
+    from .harness import EvalHarness, RandomPredictor, chance_accuracy, letters_to_outputs
+
+    train, test = fw.train, fw.test
+    main = Table(
+        "SynthKR: accuracy on the filtered eval split",
+        ["method", *SKILL_COLS, "overall", "format"],
+        notes=(
+            f"{len(test)} eval items, {len(train)} train items after filtering "
+            f"({fw.n_videos} clips); greedy decoding; format = share of outputs with "
+            "exactly one <think> and one <answer> block."
+        ),
+    )
+    harness = EvalHarness(test)
+    main.add_row(method="chance (1/|options|)", overall=chance_accuracy(test),
+                 **{s: chance_accuracy([r for r in test if r["skill"] == s]) for s in SKILL_COLS})  # fmt: skip
+    main.add_row(**_row("random predictor", harness.evaluate(RandomPredictor(seed)(test))))
+    blind = BlindTextProbe().fit(train)
+    main.add_row(**_row("blind text baseline (BoW logistic)", harness.evaluate(
+        letters_to_outputs(test, blind.predict(test)))))  # fmt: skip
+    frame = SingleFrameProbe(fw.world.store).fit(train)
+    main.add_row(**_row("single-frame baseline (logistic)", harness.evaluate(
+        letters_to_outputs(test, frame.predict(test)))))  # fmt: skip
+    perception, dm = train_sft(fw, ["VidR"], sft_steps, seed)
+    main.add_row(
+        **_row("SFT, perception-only data (VidR)", harness.evaluate(model_outputs(perception, dm)))
+    )
+    full, dm = train_sft(fw, list(SKILL_COLS), sft_steps, seed)
+    res_full = harness.evaluate(model_outputs(full, dm))
+    main.add_row(**_row("SFT, full skill mix", res_full))
+    grpo, gdm = train_grpo(fw, full, grpo_steps, group, grpo_batch, seed)
+    res_grpo = harness.evaluate(model_outputs(grpo, gdm))
+    main.add_row(**_row("SFT -> GRPO", res_grpo))
+    gained = sum(res_grpo.per_item[i] > res_full.per_item[i] for i in res_grpo.per_item)
+    lost = sum(res_grpo.per_item[i] < res_full.per_item[i] for i in res_grpo.per_item)
+    main.notes += (
+        f" Paired on the same items, SFT -> GRPO vs SFT full mix: {gained} items gained, "
+        f"{lost} lost."
+    )
+    return main
+
+
+def video_dependency_table(fw: FilteredWorld) -> Table:
+    """Chance, blind-text and single-frame accuracy on the unfiltered vs filtered eval split."""
+    from .filters import BlindTextProbe, SingleFrameProbe
+    from .harness import EvalHarness, chance_accuracy, letters_to_outputs
+
+    world = fw.world
+    dep = Table(
+        "Video dependency: baselines on the unfiltered vs filtered eval split",
+        ["eval split", "items", "chance", "blind text", "single frame"],
+        notes="Probes fitted on the train split of the same filtering state (unfiltered / filtered).",
+    )
+    for name, train, recs in (("unfiltered", world.train, world.eval), ("filtered", fw.train, fw.test)):  # fmt: skip
+        b = BlindTextProbe().fit(train)
+        f = SingleFrameProbe(world.store).fit(train)
+        h = EvalHarness(recs)
+        dep.add_row(**{
+            "eval split": name, "items": len(recs), "chance": chance_accuracy(recs),
+            "blind text": h.evaluate(letters_to_outputs(recs, b.predict(recs))).overall,
+            "single frame": h.evaluate(letters_to_outputs(recs, f.predict(recs))).overall,
+        })  # fmt: skip
+    return dep
+
+
+def filter_tables(fw: FilteredWorld) -> list[Table]:
+    """The filter report (planted defects caught, per split) and the items removed per filter."""
+    from .pipeline import defect_report
+
+    filt = Table(
+        "Filter report: planted defects caught, genuine items kept",
+        ["split", "defect", "planted", "caught"],
+        notes="caught = planted items absent from the filtered split (for near duplicates: no pair left).",
+    )
+    filt.extend(defect_report(fw.world, "train", fw.train))
+    filt.extend(defect_report(fw.world, "eval", fw.test))
+    removed = Table("Items removed per filter", ["split", "filter", "removed"])
+    for split, reps in fw.reports.items():
+        for rep in reps:
+            removed.add_row(split=split, filter=rep.name, removed=len(rep.removed))
+    return [filt, removed]
+
+
+def accuracy_figure(table: Table):
+    """Bars of accuracy per skill and overall for every method of :func:`methods_table`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    rows = [r for r in table.rows if r["method"] != "chance (1/|options|)"]
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    width = 0.8 / len(rows)
+    x = np.arange(len(SKILL_COLS) + 1)
+    for i, r in enumerate(rows):
+        vals = [r.get(s) or 0.0 for s in SKILL_COLS] + [r["overall"]]
+        ax.bar(x + i * width, vals, width, label=r["method"])
+    ax.axhline(table.rows[0]["overall"], color="k", ls="--", lw=0.8, label="chance")
+    ax.set_xticks(x + 0.4 - width / 2, [*SKILL_COLS, "overall"])
+    ax.set_ylabel("accuracy (filtered eval)")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=7, ncol=2)
+    return fig
