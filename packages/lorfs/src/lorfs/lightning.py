@@ -8,7 +8,8 @@ Low-Rank Fourier Sum", ICML 2026.
 
   - ``solver="als"`` (linear PDEs): step 0 is the greedy rank-by-rank exact ALS
     (:func:`lorfs.als.greedy_als`), every further step one joint ALS sweep
-    (:func:`lorfs.als.als_solve`);
+    (:func:`lorfs.als.als_solve`); under ``--trainer.fast_dev_run`` (a smoke test of the loop)
+    step 0 is a short greedy pass, one sweep per term and no joint sweeps;
   - ``solver="gauss_newton"`` (nonlinear PDEs, ``D <= 3``): one block Levenberg-Marquardt sweep
     on the quadrature residual (:func:`lorfs.gauss_newton.gauss_newton_solve`);
   - ``solver="adam_lbfgs"``: ``adam_steps`` Adam steps, then L-BFGS steps (each ``lbfgs_iter``
@@ -293,7 +294,11 @@ class LoRFSModule(ReferenceEvaluation, pl.LightningModule):
                 return self.problem.pieces(u, ic_weight=self.hparams.ic_weight)
 
             if step == 0:
-                hist = greedy_als(self.model, build, seed=self.hparams.seed)
+                # fast_dev_run is a smoke test of the loop: a short greedy pass (one sweep per
+                # term, no joint sweeps) instead of the full solve (seconds at d = 1000)
+                smoke = self._trainer is not None and bool(self.trainer.fast_dev_run)
+                short = {"sweeps_per_term": 1, "sweeps": 0} if smoke else {}
+                hist = greedy_als(self.model, build, seed=self.hparams.seed, **short)
             else:
                 hist = als_solve(self.model, build, sweeps=1)
             value = torch.tensor(hist.losses[-1], dtype=torch.float64)
