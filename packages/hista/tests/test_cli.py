@@ -1,6 +1,5 @@
 """The hista command line: package commands, configs, and one clear line for bad input."""
 
-import pytest
 from hista.cli import main
 
 
@@ -58,11 +57,6 @@ def test_every_training_row_has_a_config():
     )
 
 
-@pytest.mark.xfail(
-    reason="icml26-shared 0.2 PaperCLI prints jsonargparse's multi-line Union report when a "
-    "subclass-mode model's __init__ raises (hista's own condensing was dropped for the shared one)",
-    strict=False,
-)
 def test_fit_bad_loss_type_is_one_line(tmp_path, capsys):
     from pathlib import Path
 

@@ -310,8 +310,16 @@ def _condense(exc: BaseException | str) -> str:
 
     >>> _condense("Problem with class_path 'M':\n  - Parser key 'lr': Expected a float\nusage: x")
     "Problem with class_path 'M': Parser key 'lr': Expected a float"
+    >>> _condense("Does not validate against any of the Union subtypes\nSubtypes: [A]\nErrors:\n"
+    ...           "  - merge_interval must be > 0, got 0\n  - Expected a <class 'NoneType'>")
+    'merge_interval must be > 0, got 0'
     """
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    if any("Union subtypes" in ln for ln in lines):  # a class_path init error: keep its causes
+        causes = [ln[2:] for ln in lines if ln.startswith("- ") and "NoneType" not in ln]
+        head = lines[0].split("Does not validate")[0].strip()
+        if causes:
+            return " ".join(filter(None, [head, "; ".join(causes)]))
     kept: list[str] = []
     for line in lines:
         if (

@@ -101,39 +101,10 @@ def merge(checkpoint: Path, out: Path) -> None:
     print(f"wrote {out}")
 
 
-def one_line(message: str) -> str:
-    """One line from a multi-line error message, keeping jsonargparse's cause.
-
-    A workaround for a gap of the shared layer (icml26-shared 0.2): with
-    ``subclass_mode_model`` / ``subclass_mode_data``, an ``__init__`` error of a
-    ``class_path`` model or data module reaches :class:`~icml26_shared.cli.PaperCLI` as a plain
-    ``ValueError`` holding jsonargparse's multi-line "Does not validate against any of the
-    Union subtypes" block, which it prints as it is. Keep only the cause.
-
-    >>> one_line("Does not validate against any of the Union subtypes\\nSubtypes: [A]\\n"
-    ...          "Errors:\\n  - merge_interval must be > 0, got 0\\n  - Expected a <class 'NoneType'>")
-    'merge_interval must be > 0, got 0'
-    """
-    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
-    if lines and "Union subtypes" in lines[0]:
-        causes = [ln[2:] for ln in lines if ln.startswith("- ") and "NoneType" not in ln]
-        if causes:
-            return "; ".join(causes)
-    return " ".join(lines)
-
-
-class _OneLineCLI(PaperCLI):
-    """PaperCLI whose error line keeps the cause of a ``class_path`` init error (see
-    :func:`one_line`; to be removed once the shared PaperCLI condenses these itself)."""
-
-    def error(self, message: str) -> int:  # noqa: D102
-        return super().error(one_line(message))
-
-
 def build_cli() -> PaperCLI:
     """The package's CLI (model and data given as ``class_path`` / ``init_args``; nothing heavy
     is imported until a command runs)."""
-    return _OneLineCLI(
+    return PaperCLI(
         PAPER,
         model_class="lightning.pytorch:LightningModule",
         datamodule_class="lightning.pytorch:LightningDataModule",
