@@ -28,13 +28,22 @@ _KNOWN_WARNINGS = (
 
 
 class _DropTips(logging.Filter):
+    """Drops Lightning's advertisements and its "Seed set to N" line (the seed is in the config)."""
+
     def filter(self, record: logging.LogRecord) -> bool:
-        return "Tip:" not in str(record.getMessage())[:12]
+        message = str(record.getMessage())
+        return "Tip:" not in message[:12] and not message.startswith("Seed set to")
 
 
 def silence_lightning_chatter() -> None:
-    """Drop Lightning's "Tip" lines and known third-party deprecation warnings (idempotent)."""
-    for name in ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero"):
+    """Drop Lightning's "Tip" and "Seed set to" lines and known third-party deprecation
+    warnings (idempotent), so that a command's output is its result and an error is one line."""
+    loggers = (
+        "lightning.pytorch.utilities.rank_zero",
+        "lightning.fabric.utilities.rank_zero",
+        "lightning.fabric.utilities.seed",
+    )
+    for name in loggers:
         logger = logging.getLogger(name)
         if not any(isinstance(f, _DropTips) for f in logger.filters):
             logger.addFilter(_DropTips())
