@@ -127,11 +127,11 @@ def main_section(setting: dict, seed: int) -> Table:
 EXPERIMENT = Experiment("{name}", [Section("main", main_section, claim="the paper's headline")])
 '''
 
-PRESET = '''\
+PRESET = """\
 # {name} reproduce --preset {preset}: {what}
 sections:
   main: {{}}
-'''
+"""
 
 PRESETS = {
     "quick": "about a minute on 2 CPU cores",
