@@ -363,10 +363,6 @@ class Report:
         self.sections[name] = section
         return section
 
-    def all_tables(self) -> list[Table]:
-        """Every table: those outside sections first, then each section's in order."""
-        return [*self.tables, *(t for s in self.sections.values() for t in s.tables)]
-
     def note(self, text: str) -> None:
         """Add a paragraph printed after the tables (setting, caveats)."""
         self.notes.append(text)
