@@ -11,11 +11,17 @@ from poet_x.quantized_base import dequantize_int8, quantize_int8
 D = torch.float64
 
 
-def _layer(mode="fast", path="input", cayley="exact", m=8, n=12, b=4, seed=0, q=0.3, dtype=D):
+def _layer(
+    mode="fast", path="input", cayley="exact", m=8, n=12, b=4, seed=0, q=0.3, dtype=D,
+    bias_placement="before_rotation", base_quant="none", group=16,
+):  # fmt: skip
     g = torch.Generator().manual_seed(seed)
     w = torch.randn(m, n, generator=g, dtype=dtype)
     bias = torch.randn(m, generator=g, dtype=dtype)
-    cfg = POETConfig(block_size=b, mode=mode, path=path, cayley=cayley)
+    cfg = POETConfig(
+        block_size=b, mode=mode, path=path, cayley=cayley, bias_placement=bias_placement,
+        base_quant=base_quant, quant_group_size=group,
+    )  # fmt: skip
     layer = POETLinear(w, bias, cfg, torch.Generator().manual_seed(seed + 1))
     with torch.no_grad():
         layer.q_in.copy_(torch.randn(layer.q_in.shape, generator=g, dtype=dtype) * q)
@@ -32,20 +38,28 @@ def test_identity_at_init_equals_row_normalised_linear():
     assert layer.orthogonality_error() == 0.0
 
 
-@pytest.mark.parametrize(
-    ("mode", "path"), [("fast", "input"), ("fast", "weight"), ("mem", "input"), ("naive", "input")]
-)
-def test_all_paths_equal_materialised_r_w0_p(mode, path):
-    layer = _layer(mode, path)
+PATHS = [("fast", "input"), ("fast", "weight"), ("mem", "input"), ("naive", "input")]
+
+
+@pytest.mark.parametrize("placement", ["before_rotation", "after_rotation"])
+@pytest.mark.parametrize(("mode", "path"), PATHS)
+def test_all_paths_equal_materialised_r_w0_p(mode, path, placement):
+    layer = _layer(mode, path, bias_placement=placement)
     r, p = layer.dense_rotations()
+    assert torch.allclose(r @ r.t(), torch.eye(8, dtype=D), atol=1e-12)
     x = torch.randn(2, 5, 12, dtype=D, requires_grad=True)
     y = layer(x)
     ref_w = r @ layer.base_weight() @ p
-    assert torch.allclose(y, x @ ref_w.t() + layer.bias, atol=1e-12)
+    if placement == "before_rotation":  # the authors' placement: y = R (W0 P x + b0)
+        ref = (x @ (layer.base_weight() @ p).t() + layer.bias) @ r.t()
+    else:  # y = R W0 P x + b0
+        ref = x @ ref_w.t() + layer.bias
+    assert torch.allclose(y, ref, atol=1e-12)
+    assert torch.allclose(y, x @ ref_w.t() + layer.effective_bias(), atol=1e-12)
     # gradients against the naive dense computation of the same parameters
     gy = torch.randn_like(y)
     grads = torch.autograd.grad(y, [x, layer.q_in, layer.q_out, layer.bias], gy)
-    naive = _layer("naive")
+    naive = _layer("naive", bias_placement=placement)
     yn = naive(x)
     grads_n = torch.autograd.grad(yn, [x, naive.q_in, naive.q_out, naive.bias], gy)
     for a, c in zip(grads, grads_n, strict=True):
@@ -55,13 +69,20 @@ def test_all_paths_equal_materialised_r_w0_p(mode, path):
 def test_float32_input_centric_matches_materialised():
     layer = _layer("fast", "input", cayley="neumann", m=32, n=64, b=8, q=0.05, dtype=torch.float32)
     x = torch.randn(7, 64)
-    assert torch.allclose(layer(x), F.linear(x, layer.effective_weight(), layer.bias), atol=1e-5)
+    assert torch.allclose(
+        layer(x), F.linear(x, layer.effective_weight(), layer.effective_bias()), atol=1e-5
+    )
 
 
+@pytest.mark.parametrize("placement", ["before_rotation", "after_rotation"])
 @pytest.mark.parametrize("mode", ["fast", "mem"])
-def test_gradcheck_float64(mode):
-    layer = _layer(mode, m=8, n=8, b=4)
+def test_gradcheck_float64(mode, placement):
+    layer = _layer(mode, m=8, n=8, b=4, bias_placement=placement)
     x = torch.randn(3, 8, dtype=D, requires_grad=True)
+    bias = layer.bias.detach().clone().requires_grad_()
+    assert torch.autograd.gradcheck(
+        lambda bias: torch.func.functional_call(layer, {"bias": bias}, (x,)), (bias,)
+    )
 
     qi = layer.q_in.detach().clone().requires_grad_()
     qo = layer.q_out.detach().clone().requires_grad_()
@@ -94,6 +115,63 @@ def test_saved_activation_bytes_mem_below_fast_below_naive():
             layer(x).sum()
         sizes[mode] = meter.bytes
     assert sizes["mem"] < sizes["fast"] < sizes["naive"]
+
+
+def _saved(layer, x):
+    """Every tensor autograd saves for the layer's backward (parameters and buffers included)."""
+    saved = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+        layer(x)
+    return saved
+
+
+def test_xq_saves_only_the_uint8_base_and_fewer_bytes_than_mem():
+    m, n = 64, 128
+    x = torch.randn(16, n, requires_grad=True)
+    kw = dict(m=m, n=n, b=8, q=0.05, dtype=torch.float32, group=64)
+    mem, xq = _layer("mem", **kw), _layer("mem", base_quant="int8", **kw)
+    sizes = {}
+    for name, layer in (("mem", mem), ("xq", xq)):
+        with SavedTensorMeter(layer, count_resident=True) as meter:
+            layer(x)
+        sizes[name] = meter.bytes
+    # mem holds the fp32 W~0 (4 mn bytes), XQ the uint8 codes (mn) + per-group scale/zero
+    groups = m * n // 64
+    assert sizes["mem"] - sizes["xq"] == 4 * m * n - (m * n + 2 * 4 * groups)
+    big = [t for t in _saved(xq, x) if t.shape == (m, n)]
+    assert len(big) == 1 and big[0].dtype == torch.uint8 and big[0] is xq.w_q
+    assert not any(t.is_floating_point() and t.numel() >= m * n for t in _saved(xq, x))
+    # excluding resident buffers, XQ saves exactly what mem saves (x, G's, permutations)
+    with SavedTensorMeter(mem) as a:
+        mem(x)
+    with SavedTensorMeter(xq) as c:
+        xq(x)
+    assert a.bytes == c.bytes
+
+
+def test_xq_recompute_gradients_equal_autograd_through_the_dequantised_base():
+    kw = dict(m=16, n=24, b=4, q=0.1, cayley="neumann", base_quant="int8", group=8)
+    xq, ref = _layer("mem", **kw), _layer("fast", **kw)  # fast: autograd on dequantised W~0
+    assert torch.equal(xq.w_q, ref.w_q)
+    x = torch.randn(5, 24, dtype=D, requires_grad=True)
+    gy = torch.randn(5, 16, dtype=D)
+    ga = torch.autograd.grad(xq(x), [x, xq.q_in, xq.q_out, xq.bias], gy)
+    gb = torch.autograd.grad(ref(x), [x, ref.q_in, ref.q_out, ref.bias], gy)
+    for a, c in zip(ga, gb, strict=True):
+        assert torch.allclose(a, c, atol=1e-12)
+
+
+@pytest.mark.parametrize("placement", ["before_rotation", "after_rotation"])
+def test_merge_keeps_function_with_either_bias_placement(placement):
+    layer = _layer("mem", cayley="neumann", q=0.1, bias_placement=placement)
+    x = torch.randn(5, 12, dtype=D)
+    before, b0 = layer(x).detach(), layer.bias.detach().clone()
+    lin = layer.to_linear()
+    layer.merge_and_reinit()
+    assert torch.allclose(layer(x), before, atol=1e-12)
+    assert torch.allclose(lin(x), before, atol=1e-12)
+    moved = not torch.allclose(layer.bias, b0)
+    assert moved == (placement == "before_rotation")  # b0 <- R b0 only when placed before R
 
 
 def test_merge_keeps_function_resets_q_and_draws_new_permutations():

@@ -8,6 +8,9 @@ Qiu, Liu, Weller, Shi, Liu, ICML 2026 (arXiv 2603.05500); code github.com/Sphere
 * ``cayley``: ``"exact"`` G = (I+Q)(I-Q)^-1 or ``"neumann"`` G = I + 2 sum_{j<=k} Q^j.
 * ``mode``: ``"fast"`` (autograd stores intermediates), ``"mem"`` (recompute in backward),
   ``"naive"`` (POET: materialise the full dense R and P and R W0 P every step).
+* ``base_quant="int8"`` with ``mode="mem"``: POET-XQ (uint8 base, dequantised in the recompute).
+* ``bias_placement``: ``"before_rotation"`` (the authors' code: y = R (W0 P x + b0)) or
+  ``"after_rotation"`` (this package's 0.1 layer: y = R W0 P x + b0).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class POETConfig:
     path: Literal["auto", "input", "weight"] = "auto"
     base_quant: Literal["none", "int8"] = "none"
     quant_group_size: int = 256
+    bias_placement: Literal["before_rotation", "after_rotation"] = "before_rotation"
     normalize_rows: bool = True
     target_modules: Sequence[str] | None = None
     exclude_modules: Sequence[str] = field(default_factory=lambda: ("lm_head",))
@@ -67,6 +71,11 @@ class POETConfig:
             raise ValueError(f"path must be 'auto', 'input' or 'weight', got {self.path!r}")
         if self.base_quant not in ("none", "int8"):
             raise ValueError(f"base_quant must be 'none' or 'int8', got {self.base_quant!r}")
+        if self.bias_placement not in ("before_rotation", "after_rotation"):
+            raise ValueError(
+                "bias_placement must be 'before_rotation' or 'after_rotation', "
+                f"got {self.bias_placement!r}"
+            )
         if self.on_indivisible not in ("raise", "skip"):
             raise ValueError(
                 f"on_indivisible must be 'raise' or 'skip', got {self.on_indivisible!r}"

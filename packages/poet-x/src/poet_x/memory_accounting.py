@@ -3,7 +3,9 @@
 * :func:`optimizer_state_bytes`: exact bytes of every tensor in an optimiser's state.
   For AdamW: sum_p 2 numel(p) itemsize + 4 bytes per ``step`` scalar.
 * :class:`SavedTensorMeter`: bytes autograd saves for backward (``saved_tensors_hooks``),
-  excluding parameters and buffers that are resident anyway.
+  excluding parameters and buffers that are resident anyway, or (``count_resident=True``)
+  everything the backward holds, the stored base weight included (POET-X_mem holds W~0,
+  POET-XQ only its uint8 codes).
 * :func:`peak_memory`: CUDA max allocated on GPU, process peak RSS on CPU;
   :func:`current_rss`: the process's RSS now (the baseline a run's peak is compared to).
 * :func:`analytic_memory`: AdamW vs GaLore vs POET-X bytes for Llama-shaped 1B-13B models.
@@ -52,11 +54,22 @@ class SavedTensorMeter:
     ...     y = lin(x)
     >>> meter.bytes   # x is saved (2 x 4 floats); the weight is a parameter, not counted
     32
+    >>> with SavedTensorMeter(lin, count_resident=True) as meter:
+    ...     y = lin(x)
+    >>> meter.bytes   # x and the 3 x 4 weight
+    80
+
+    Parameters
+    ----------
+    modules:
+        Modules whose parameters and buffers are not counted (unless ``count_resident``).
+    count_resident:
+        Count saved parameters and buffers too (each storage once).
     """
 
-    def __init__(self, *modules: nn.Module) -> None:
+    def __init__(self, *modules: nn.Module, count_resident: bool = False) -> None:
         self.exclude = set()
-        for mod in modules:
+        for mod in modules if not count_resident else ():
             for t in list(mod.parameters()) + list(mod.buffers()):
                 self.exclude.add(t.untyped_storage().data_ptr())
         self.bytes = 0

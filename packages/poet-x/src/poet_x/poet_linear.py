@@ -10,9 +10,15 @@ W~0 = Pi_out W0 Pi_in^T stored once per merge. Paths of :meth:`POETLinear.forwar
   plain linear; cheaper when N > 2mn/(m+n) ... (``"auto"`` picks by the flop count);
 * POET-X_mem (``mode="mem"``): the input-centric path through
   :class:`~poet_x.recompute.InputCentricRecompute` (saves x only, recomputes in backward);
+* POET-XQ (``mode="mem"``, ``base_quant="int8"``): the same Function fed the uint8 codes of
+  W~0, dequantised inside its forward and its recompute (only the codes are saved);
 * POET (``mode="naive"``): the predecessor, dense m x m R and n x n P and R W0 P every step.
 
-:meth:`POETLinear.merge_and_reinit` does W0 <- W_eff, new permutations, Q <- 0.
+Bias: by default the bias b0 sits *before* the output rotation, as in the authors' code
+(y = R (W0 P x + b0), so the exported bias is R b0, :meth:`POETLinear.effective_bias`);
+``cfg.bias_placement="after_rotation"`` gives this package's 0.1 layer, y = R W0 P x + b0.
+:meth:`POETLinear.merge_and_reinit` does W0 <- W_eff, b0 <- R b0 (before-rotation placement),
+new permutations, Q <- 0.
 """
 
 from __future__ import annotations
@@ -33,12 +39,6 @@ from .quantized_base import dequantize_int8, quantize_int8
 from .recompute import InputCentricRecompute
 
 
-def _perm_matrix(perm: torch.Tensor, dtype) -> torch.Tensor:
-    """Pi with (Pi x)_i = x_{perm[i]}."""
-    eye = torch.eye(perm.numel(), dtype=dtype, device=perm.device)
-    return eye[perm]
-
-
 class POETLinear(nn.Module):
     """A linear layer trained by orthogonal equivalence transformation (POET-X).
 
@@ -47,7 +47,8 @@ class POETLinear(nn.Module):
     weight:
         Initial weight (m, n) (out x in); copied, row-normalised if ``cfg.normalize_rows``.
     bias:
-        Optional bias (m,), kept trainable (as a non-POET parameter).
+        Optional bias (m,), kept trainable (as a non-POET parameter); placed before the output
+        rotation unless ``cfg.bias_placement == "after_rotation"``.
     cfg:
         :class:`~poet_x.config.POETConfig` (block size, Cayley map, mode, path, quantisation).
     generator:
@@ -140,12 +141,14 @@ class POETLinear(nn.Module):
         return rotation_blocks(self.q_in, b, c, t), rotation_blocks(self.q_out, b, c, t)
 
     def dense_rotations(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Dense R (m x m) and P (n x n) = Pi^T diag(G) Pi (the naive POET factors)."""
+        """Dense R (m x m) and P (n x n) = Pi^T diag(G) Pi (the naive POET factors).
+
+        With Pi = I[perm], (Pi^T D Pi)[i, j] = D[perm^-1[i], perm^-1[j]]: a gather, no matmul.
+        """
         g_in, g_out = self.rotations()
-        pi_in = _perm_matrix(self.perm_in, g_in.dtype)
-        pi_out = _perm_matrix(self.perm_out, g_out.dtype)
-        r = pi_out.t() @ block_diag_dense(g_out) @ pi_out
-        p = pi_in.t() @ block_diag_dense(g_in) @ pi_in
+        inv_in = torch.argsort(self.perm_in)
+        r = block_diag_dense(g_out)[self.inv_perm_out][:, self.inv_perm_out]
+        p = block_diag_dense(g_in)[inv_in][:, inv_in]
         return r, p
 
     def effective_weight(self) -> torch.Tensor:
@@ -158,6 +161,23 @@ class POETLinear(nn.Module):
         inv_in = torch.argsort(self.perm_in)
         return core[self.inv_perm_out][:, inv_in]
 
+    @property
+    def bias_before_rotation(self) -> bool:
+        """Whether the bias sits before the output rotation (the authors' placement)."""
+        return self.cfg.bias_placement == "before_rotation"
+
+    def effective_bias(self) -> torch.Tensor | None:
+        """The bias of the equivalent plain linear layer: R b0 (before-rotation placement) or b0."""
+        if self.bias is None or not self.bias_before_rotation:
+            return self.bias
+        _, g_out = self.rotations()
+        return self._rotate_out(self.bias, g_out)
+
+    def _rotate_out(self, v: torch.Tensor, g_out: torch.Tensor) -> torch.Tensor:
+        """R v = Pi_out^T B_out Pi_out v for a vector v (m,)."""
+        vp = v.index_select(0, self.perm_out)[None]
+        return apply_blocks(vp, g_out)[0].index_select(0, self.inv_perm_out)
+
     # ------------------------------------------------------------------ forward
     def choose_path(self, n_tokens: int) -> str:
         """``"input"`` if N (nb + mn + mb) < mnb + N mn flops, else ``"weight"``."""
@@ -167,28 +187,37 @@ class POETLinear(nn.Module):
         return "input" if n_tokens * (n + m) * b < m * n * b * 2 else "weight"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # noqa: D102
+        before = self.bias is not None and self.bias_before_rotation
         if self.cfg.mode == "naive":
             r, p = self.dense_rotations()
-            return F.linear(x, r @ self.base_weight() @ p, self.bias)
+            bias = r @ self.bias if before else self.bias
+            return F.linear(x, r @ self.base_weight() @ p, bias)
         n_tokens = x.numel() // max(x.shape[-1], 1)
         if self.cfg.mode == "mem":
             g_in, g_out = self.rotations()
-            y = InputCentricRecompute.apply(
-                x, g_in, g_out, self.base_tilde(), self.perm_in, self.inv_perm_out, self.bias
-            )
-            return y
+            if self.cfg.base_quant == "int8":
+                stored = (self.w_q, self.w_scale, self.w_zero)
+            else:
+                stored = (self.w_tilde,)
+            return InputCentricRecompute.apply(
+                x, g_in, g_out, self.bias, self.perm_in, self.perm_out, self.inv_perm_out,
+                self.bias_before_rotation, self.cfg.quant_group_size, *stored,
+            )  # fmt: skip
         if self.choose_path(n_tokens) == "weight":
-            return F.linear(x, self.effective_weight(), self.bias)
+            return F.linear(x, self.effective_weight(), self.effective_bias())
         g_in, g_out = self.rotations()
         xp = x.index_select(-1, self.perm_in)
         h = apply_blocks(xp, g_in) @ self.base_tilde().t()
+        if before:
+            h = h + self.bias.index_select(0, self.perm_out)
         y = apply_blocks(h, g_out).index_select(-1, self.inv_perm_out)
-        return y if self.bias is None else y + self.bias
+        return y if self.bias is None or before else y + self.bias
 
     # ------------------------------------------------------------------ merge
     @torch.no_grad()
     def merge_and_reinit(self, generator: torch.Generator | None = None) -> None:
-        """W0 <- R W0 P, draw new permutations, reset Q to 0 (the function is unchanged).
+        """W0 <- R W0 P (and b0 <- R b0 when the bias sits before R), draw new permutations,
+        reset Q to 0 (the function is unchanged).
 
         Raises ``RuntimeError`` if the rotation parameters hold pending gradients.
         """
@@ -200,6 +229,8 @@ class POETLinear(nn.Module):
                 )
         gen = generator if generator is not None else self.generator
         w = self.effective_weight()
+        if self.bias is not None and self.bias_before_rotation:
+            self.bias.copy_(self.effective_bias())  # b0 <- R b0: R is reset to I below
         self.q_in.zero_()
         self.q_out.zero_()
         old = self.generator
@@ -227,7 +258,9 @@ class POETLinear(nn.Module):
 
         A layer converted from ``transformers``' ``Conv1D`` (``export_as == "conv1d"``) is
         exported as a ``Conv1D`` holding W_eff^T, the layout of the model it came from.
+        The exported bias is :meth:`effective_bias`.
         """
+        bias = self.effective_bias()
         if self.export_as == "conv1d":
             from transformers.pytorch_utils import Conv1D
 
@@ -235,8 +268,8 @@ class POETLinear(nn.Module):
             conv = conv.to(dtype=self.q_in.dtype, device=self.q_in.device)
             with torch.no_grad():
                 conv.weight.copy_(self.effective_weight().t())
-                if self.bias is not None:
-                    conv.bias.copy_(self.bias)
+                if bias is not None:
+                    conv.bias.copy_(bias)
                 else:
                     conv.bias.zero_()
             return conv
@@ -246,13 +279,13 @@ class POETLinear(nn.Module):
         )  # fmt: skip
         with torch.no_grad():
             lin.weight.copy_(self.effective_weight())
-            if self.bias is not None:
-                lin.bias.copy_(self.bias)
+            if bias is not None:
+                lin.bias.copy_(bias)
         return lin
 
     def extra_repr(self) -> str:  # noqa: D102
         c = self.cfg
         return (
             f"in={self.in_features}, out={self.out_features}, b={self.block_size}, "
-            f"mode={c.mode}, cayley={c.cayley}, base={c.base_quant}"
+            f"mode={c.mode}, cayley={c.cayley}, base={c.base_quant}, bias={c.bias_placement}"
         )

@@ -1,8 +1,12 @@
 """POET-XQ: the frozen base W0 stored as uint8 (group-wise asymmetric min-max quantisation).
 
-q = round((w - zero) / scale) in [0, 255], per contiguous group of ``group_size`` entries of
-the flattened weight; dequantised w_hat = q * scale + zero, so |w - w_hat| <= scale / 2.
-At each merge the base is dequantised, merged and re-quantised (spectrum kept approximately).
+Paper: "POET-X: Memory-efficient LLM Training by Scaling Orthogonal Transformation",
+Qiu et al., ICML 2026 (arXiv 2603.05500), POET-XQ (8-bit base weight, group size 256 in the
+authors' code). q = round((w - zero) / scale) in [0, 255], per contiguous group of
+``group_size`` entries of the flattened weight; dequantised w_hat = q * scale + zero, so
+|w - w_hat| <= scale / 2. At each merge the base is dequantised, merged and re-quantised
+(spectrum kept approximately). The layer dequantises inside its recompute
+(:class:`~poet_x.recompute.InputCentricRecompute`), so only the codes are saved for backward.
 """
 
 from __future__ import annotations
@@ -37,7 +41,11 @@ def dequantize_int8(
     group_size: int = 256,
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
-    """Inverse of :func:`quantize_int8` (up to rounding)."""
-    flat = q.reshape(-1).to(torch.float32)
-    idx = torch.arange(flat.numel(), device=q.device) // group_size
-    return (flat * scale[idx] + zero[idx]).reshape(q.shape).to(dtype)
+    """Inverse of :func:`quantize_int8` (up to rounding), computed in ``dtype``."""
+    n = q.numel()
+    pad = (-n) % group_size
+    flat = q.reshape(-1).to(dtype)
+    if pad:
+        flat = torch.cat([flat, flat.new_zeros(pad)])
+    out = flat.reshape(-1, group_size) * scale.to(dtype)[:, None] + zero.to(dtype)[:, None]
+    return out.reshape(-1)[:n].reshape(q.shape)

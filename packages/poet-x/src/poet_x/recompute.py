@@ -1,16 +1,24 @@
-"""POET-X_mem: the input-centric forward as a custom autograd Function that recomputes.
+"""POET-X_mem and POET-XQ: the input-centric forward as a custom autograd Function that recomputes.
 
-Forward (row vectors, W~0 = Pi_out W0 Pi_in^T stored once per merge):
+Paper: "POET-X: Memory-efficient LLM Training by Scaling Orthogonal Transformation",
+Qiu et al., ICML 2026 (arXiv 2603.05500), Sec. 3 (POET-X_mem, POET-XQ). Forward (row
+vectors, W~0 = Pi_out W0 Pi_in^T stored once per merge, bias b0 in the layer's own output
+coordinates):
 
     xp = x[:, perm_in]          (Pi_in x)
     z  = xp diag(G_in)^T        (P's block rotation)
-    h  = z W~0^T
+    h  = z W~0^T  (+ b0[perm_out] when the bias sits before the output rotation, as the
+                   authors place it: y = R (W0 P x + b0))
     u  = h diag(G_out)^T        (R's block rotation)
-    y  = u[:, inv_perm_out] + bias
+    y  = u[:, inv_perm_out]     (+ b0 when the bias sits after the rotation: y = R W0 P x + b0)
 
-Only ``x``, the small G's and the permutations are saved. Backward recomputes z and h and
-forms dL/dG_out,k = sum_tokens g_k^T h_k, dL/dG_in,k = sum_tokens (dz)_k^T xp_k; W0 gets no
-gradient. The Q -> G Cayley map stays outside, under ordinary autograd.
+Only ``x``, the small G's, the permutations and the *stored* base are saved: in POET-X_mem the
+base is W~0 itself; in POET-XQ it is the uint8 codes with their group scales and zeros
+(:mod:`~poet_x.quantized_base`), dequantised inside the forward and again inside the
+backward, so no full-precision copy of the base is kept alive between the two passes.
+Backward recomputes z and h and forms dL/dG_out,k = sum_tokens g_k^T h_k and
+dL/dG_in,k = sum_tokens (dz)_k^T xp_k (the four phases of the authors' memory mode); W0 gets
+no gradient. The Q -> G Cayley map stays outside, under ordinary autograd.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from __future__ import annotations
 import torch
 
 from .cayley import apply_blocks
+from .quantized_base import dequantize_int8
 
 
 def _block_outer(a: torch.Tensor, c: torch.Tensor, k: int) -> torch.Tensor:
@@ -28,43 +37,71 @@ def _block_outer(a: torch.Tensor, c: torch.Tensor, k: int) -> torch.Tensor:
     return torch.bmm(ab.transpose(1, 2), cb)
 
 
+def _base(stored: tuple, group_size: int, dtype: torch.dtype) -> torch.Tensor:
+    """W~0 from what is stored: ``(w_tilde,)`` or ``(w_q, scale, zero)`` (dequantised here)."""
+    if len(stored) == 1:
+        return stored[0]
+    w_q, scale, zero = stored
+    return dequantize_int8(w_q, scale, zero, group_size, dtype)
+
+
 class InputCentricRecompute(torch.autograd.Function):
-    """y = Pi_out^T B_out W~0 B_in Pi_in x + bias, saving only x and the rotations."""
+    """y = Pi_out^T B_out (W~0 B_in Pi_in x [+ Pi_out b0]) [+ b0], saving only x, the rotations
+    and the stored (possibly uint8) base.
+
+    ``apply(x, g_in, g_out, bias, perm_in, perm_out, inv_perm_out, bias_before_rotation,
+    group_size, *stored)`` with ``stored = (w_tilde,)`` (POET-X_mem) or ``(w_q, scale, zero)``
+    (POET-XQ).
+    """
 
     @staticmethod
-    def forward(ctx, x, g_in, g_out, w_tilde, perm_in, inv_perm_out, bias):  # noqa: D102
+    def forward(ctx, x, g_in, g_out, bias, perm_in, perm_out, inv_perm_out, before, gs, *stored):  # noqa: D102
+        w_tilde = _base(stored, gs, g_in.dtype)
         xp = x.index_select(-1, perm_in)
         h = apply_blocks(xp, g_in) @ w_tilde.t()
+        del w_tilde  # POET-XQ: the dequantised copy dies here; only the codes are saved
+        if bias is not None and before:
+            h = h + bias.index_select(0, perm_out)
         y = apply_blocks(h, g_out).index_select(-1, inv_perm_out)
-        if bias is not None:
+        if bias is not None and not before:
             y = y + bias
-        ctx.save_for_backward(x, g_in, g_out, w_tilde, perm_in, inv_perm_out)
-        ctx.has_bias = bias is not None
+        ctx.save_for_backward(x, g_in, g_out, bias, perm_in, perm_out, inv_perm_out, *stored)
+        ctx.before, ctx.gs = before, gs
         return y
 
     @staticmethod
     def backward(ctx, grad_y):  # noqa: D102
-        x, g_in, g_out, w_tilde, perm_in, inv_perm_out = ctx.saved_tensors
+        x, g_in, g_out, bias, perm_in, perm_out, inv_perm_out, *stored = ctx.saved_tensors
         k_in, k_out = g_in.shape[0], g_out.shape[0]
+        w_tilde = _base(tuple(stored), ctx.gs, g_in.dtype)  # XQ: dequantised in the recompute
         # phase 1: recompute the input side
         xp = x.index_select(-1, perm_in)
         z = apply_blocks(xp, g_in)
         # phase 2: output rotation gradient (grad wrt u is grad_y un-permuted)
         gu = torch.empty_like(grad_y).index_copy_(-1, inv_perm_out, grad_y)
         h = z @ w_tilde.t()
+        del z
+        if bias is not None and ctx.before:
+            h = h + bias.index_select(0, perm_out)
         grad_g_out = _block_outer(gu, h, k_out)
         del h
-        # phase 3: back through W~0
+        # phase 3: back through W~0 (gh is also the gradient of the bias placed before R)
         gh = apply_blocks(gu, g_out.transpose(1, 2))
         del gu
+        grad_bias = None
+        if bias is not None and ctx.needs_input_grad[3]:
+            if ctx.before:
+                g_sum = gh.reshape(-1, gh.shape[-1]).sum(0)
+                grad_bias = torch.empty_like(g_sum).index_copy_(0, perm_out, g_sum)
+            else:
+                grad_bias = grad_y.reshape(-1, grad_y.shape[-1]).sum(0)
         gz = gh @ w_tilde
-        del gh
+        del gh, w_tilde
         # phase 4: input rotation gradient and input gradient
         grad_g_in = _block_outer(gz, xp, k_in)
         del xp
         gxp = apply_blocks(gz, g_in.transpose(1, 2))
         grad_x = torch.empty_like(gxp).index_copy_(-1, perm_in, gxp)
-        grad_bias = None
-        if ctx.has_bias and ctx.needs_input_grad[6]:
-            grad_bias = grad_y.reshape(-1, grad_y.shape[-1]).sum(0)
-        return grad_x, grad_g_in, grad_g_out, None, None, None, grad_bias
+        return (grad_x, grad_g_in, grad_g_out, grad_bias, None, None, None, None, None) + (
+            None,
+        ) * len(stored)
