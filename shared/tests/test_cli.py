@@ -196,3 +196,64 @@ def test_lightning_config_errors_are_one_line(cli, tmp_path, capsys):
         assert cli.main(args) == 2, args
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and err.startswith("tiny: error: fit: "), err
+
+
+@pytest.fixture
+def shipped(tmp_path, monkeypatch):
+    """A package folder with configs/ (as a wheel ships it), found by the CLI."""
+    import icml26_shared.experiment as experiment
+
+    root = tmp_path / "pkg"
+    (root / "configs" / "reproduce").mkdir(parents=True)
+    (root / "configs" / "fit-small.yaml").write_text(
+        "# A small fit (test config).\nmodel:\n  lr: 0.05\ntrainer:\n  logger: false\n"
+    )
+    (root / "configs" / "reproduce" / "quick.yaml").write_text("# the quick preset\nn: 1\n")
+    monkeypatch.setattr(experiment, "package_folder", lambda name: root)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    return root
+
+
+def test_config_reference_resolves_shipped_configs_from_any_folder(cli, shipped, capsys):
+    for ref in ["tiny:fit-small.yaml", "tiny:fit-small"]:
+        assert cli.main(["fit", "--config", ref, "--print_config"]) == 0
+        assert "lr: 0.05" in capsys.readouterr().out
+    assert cli.main(["fit", "--config=tiny:fit-small", "--trainer.fast_dev_run", "true"]) == 0
+    assert not list(Path.cwd().iterdir())  # no logger: no config.yaml written into the folder
+    assert cli.main(["fit", "--config", "tiny:nope.yaml"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "tiny: error: tiny ships no config 'nope.yaml' (list them: tiny configs)"
+    (Path.cwd() / "tiny:fit-small").write_text("model:\n  lr: 0.5\n")  # a real file wins
+    assert cli.main(["fit", "--config", "tiny:fit-small", "--print_config"]) == 0
+    assert "lr: 0.5" in capsys.readouterr().out
+
+
+def test_configs_command_lists_and_prints(cli, shipped, capsys):
+    assert cli.main(["configs"]) == 0
+    out = capsys.readouterr().out
+    assert "fit-small.yaml" in out and "A small fit (test config)." in out
+    assert "reproduce/quick.yaml" in out and "the quick preset" in out
+    assert cli.main(["configs", "fit-small"]) == 0
+    assert capsys.readouterr().out.startswith("# A small fit")
+    assert cli.main(["configs", "--config", "x.yaml"]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_ctrl_c_inside_fit_exits_130(tiny, tmp_path, capsys):
+    import signal
+
+    model_cls, data_cls = tiny
+
+    class Interrupted(model_cls):
+        def training_step(self, batch, batch_idx):
+            signal.raise_signal(signal.SIGINT)  # what Ctrl-C delivers
+            return super().training_step(batch, batch_idx)
+
+    cli = PaperCLI(PAPER, model_class=Interrupted, datamodule_class=data_cls)
+    before = signal.getsignal(signal.SIGINT)
+    args = ["fit", "--trainer.max_epochs", "1", "--trainer.logger", "false"]
+    assert cli.main([*args, "--trainer.default_root_dir", str(tmp_path)]) == 130
+    assert capsys.readouterr().err.strip().endswith("tiny: interrupted")
+    assert signal.getsignal(signal.SIGINT) is before

@@ -98,11 +98,28 @@ def test_cli_reproduce_options_and_errors(toy, tmp_path, capsys):
         (["--quick", "--preset", "full"], "contradicts"),
         (["--frobnicate"], "unrecognized arguments"),
     ]
+    fresh = tmp_path / "fresh"
     for args, msg in cases:
-        assert cli.main(["reproduce", *args, "--out", str(out)] if "--out" not in args
+        assert cli.main(["reproduce", *args, "--out", str(fresh)] if "--out" not in args
                         else ["reproduce", *args]) == 2, args  # fmt: skip
         err = capsys.readouterr().err.strip()
         assert msg in err and len(err.splitlines()) == 1 and "Traceback" not in err, err
+
+
+def test_cli_reproduce_keeps_existing_results_without_force(toy, tmp_path, capsys):
+    paper, _ = toy
+    cli = PaperCLI(paper)
+    out = tmp_path / "r"
+    assert cli.main(["reproduce", "--out", str(out)]) == 0
+    before = (out / "results.json").read_bytes()
+    capsys.readouterr()
+    for extra in ([], ["--sections", "draw"]):
+        assert cli.main(["reproduce", "--out", str(out), "--seed", "7", *extra]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "already holds results" in err and "--force" in err and len(err.splitlines()) == 1
+        assert (out / "results.json").read_bytes() == before
+    assert cli.main(["reproduce", "--out", str(out), "--seed", "7", "--force"]) == 0
+    assert Report.read(out).sections["draw"].tables[0].rows[0]["seed"] == 7
 
 
 def test_unknown_section_in_preset_fails_before_work(toy, tmp_path):

@@ -8,9 +8,13 @@ with a docstring; jsonargparse turns its signature into options, so it takes
 ``--config file.yaml`` and ``--print_config`` like the Lightning ones. All of
 them appear in ``<pkg> --help``.
 
+``<pkg> configs`` lists the YAML configs the package ships (inside its wheel, as package
+data), and ``--config <pkg>:<file>.yaml`` names one of them from any folder, for every
+command (``asymp-gda fit --config asymp-gda:fit-brps.yaml``).
+
 Bad input (:class:`UsageError`, ``ValueError``, a missing or unwritable file, a
 jsonargparse or LightningCLI parse error) becomes one line on standard error and exit code
-2, never a stack trace.
+2, never a stack trace. Ctrl-C exits with 130, also from inside a Lightning ``fit``.
 
 Start-up is cheap: the model, datamodule and command functions may be given as
 ``"module:attribute"`` strings. ``<pkg> --help`` then reads the commands' one-line summaries
@@ -32,11 +36,14 @@ Example, in a package's ``cli.py``::
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import importlib.util
 import inspect
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -51,6 +58,8 @@ LIGHTNING_COMMANDS = {
     "predict": "Run inference (Lightning Trainer.predict).",
 }
 REPRODUCE_HELP = "Regenerate the paper's headline comparison offline (--preset quick|full|paper)."
+CONFIGS_HELP = "List the shipped YAML configs (use one as --config <pkg>:<file>), or print one."
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 EXIT_USAGE = 2
 
 # jsonargparse >= 4.49 emits deprecation warnings from lightning's own cli.py
@@ -136,6 +145,73 @@ def _first_line(target: Target) -> str:
     return doc.strip().splitlines()[0] if doc.strip() else ""
 
 
+def config_folder(paper: Paper) -> Path:
+    """The package's ``configs/`` folder: inside the installed package, or in the workspace."""
+    from .experiment import package_folder
+
+    root = package_folder(paper.import_name)
+    if root is None:
+        raise UsageError(f"{paper.name}: no configs/ folder is installed with the package")
+    return root / "configs"
+
+
+def resolve_config_reference(paper: Paper, value: str) -> str:
+    """``<pkg>:<file>.yaml`` -> the path of that shipped config; anything else unchanged.
+
+    ``<pkg>`` may be the distribution name, the console script or the import name; the
+    ``.yaml`` suffix may be left out; sub-folders are allowed (``<pkg>:reproduce/full.yaml``).
+    An existing file of that name wins, so plain paths never change meaning.
+    """
+    prefix, sep, name = value.partition(":")
+    if not sep or prefix not in {paper.name, paper.cli, paper.import_name} or Path(value).exists():
+        return value
+    folder = config_folder(paper)
+    names = [name] if name.endswith((".yaml", ".yml")) else [f"{name}.yaml", name]
+    for candidate in names:
+        if (folder / candidate).is_file():
+            return str(folder / candidate)
+    raise UsageError(f"{paper.cli} ships no config {name!r} (list them: {paper.cli} configs)")
+
+
+def _resolve_config_arguments(paper: Paper, argv: list[str]) -> list[str]:
+    """Every ``--config <pkg>:<file>`` (or ``--config=...``) in ``argv`` made a path."""
+    out = list(argv)
+    for i, tok in enumerate(out):
+        if tok == "--config" and i + 1 < len(out):
+            out[i + 1] = resolve_config_reference(paper, out[i + 1])
+        elif tok.startswith("--config="):
+            out[i] = "--config=" + resolve_config_reference(paper, tok.partition("=")[2])
+    return out
+
+
+def list_configs(paper: Paper, argv: Sequence[str]) -> None:
+    """``<pkg> configs [FILE]``: list the shipped configs with their first comment, or print one."""
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str):  # type: ignore[override]
+            raise UsageError(f"configs: {message} (see: {paper.cli} configs --help)")
+
+    parser = _Parser(prog=f"{paper.cli} configs", description=CONFIGS_HELP)
+    parser.add_argument("file", nargs="?", help="print this config (copy it, edit it, pass it)")
+    ns = parser.parse_args(list(argv))
+    if ns.file is not None:
+        path = Path(resolve_config_reference(paper, f"{paper.cli}:{ns.file}"))
+        print(path.read_text(encoding="utf-8"), end="")
+        return
+    folder = config_folder(paper)
+    files = sorted(folder.rglob("*.y*ml"))
+    width = max((len(str(f.relative_to(folder))) for f in files), default=0) + 2
+    for f in files:
+        comment = next(
+            (ln.lstrip("# ").strip() for ln in f.read_text(encoding="utf-8").splitlines()
+             if ln.startswith("#") and ln.lstrip("# ").strip()),
+            "",
+        )  # fmt: skip
+        print(f"{str(f.relative_to(folder)).ljust(width)}{comment}".rstrip())
+    print(f"\nuse one as: {paper.cli} <command> --config {paper.cli}:<file>")
+
+
 class PaperCLI:
     """The command line of one paper package.
 
@@ -173,7 +249,7 @@ class PaperCLI:
         self.model_class = model_class
         self.datamodule_class = datamodule_class
         self.commands = dict(commands or {})
-        clash = set(self.commands) & (set(LIGHTNING_COMMANDS) | {"reproduce"})
+        clash = set(self.commands) & (set(LIGHTNING_COMMANDS) | {"reproduce", "configs"})
         if clash:
             raise ValueError(f"extra commands may not be named {sorted(clash)}")
         self.subclass_mode_model = subclass_mode_model
@@ -192,6 +268,7 @@ class PaperCLI:
         if self.model_class is not None:
             helps.update(LIGHTNING_COMMANDS)
         helps["reproduce"] = REPRODUCE_HELP
+        helps["configs"] = CONFIGS_HELP
         for name, fn in self.commands.items():
             helps[name] = _first_line(fn)
         return helps
@@ -240,30 +317,47 @@ class PaperCLI:
         helps = self.command_help()
         if name not in helps:
             return self.error(f"unknown command {name!r}; choose from {', '.join(helps)}")
+        interrupted: list[bool] = []
         try:
-            if name in LIGHTNING_COMMANDS:
-                # args=None lets LightningCLI read sys.argv itself (it warns when given both)
-                self._run_lightning(name, None if args is None else [name, *rest])
-            elif name == "reproduce":
-                from .reproduce import reproduce_command
+            with _sigint_recorded(interrupted):
+                rest = _resolve_config_arguments(self.paper, rest)
+                if name in LIGHTNING_COMMANDS:
+                    if args is None:
+                        # LightningCLI reads sys.argv itself (it warns when given both)
+                        sys.argv[1:] = [name, *rest]
+                    self._run_lightning(name, None if args is None else [name, *rest])
+                elif name == "reproduce":
+                    from .reproduce import reproduce_command
 
-                reproduce_command(self.paper, rest)
-            else:
-                self._run_function(name, resolve(self.commands[name]), rest)
+                    reproduce_command(self.paper, rest)
+                elif name == "configs":
+                    list_configs(self.paper, rest)
+                else:
+                    self._run_function(name, resolve(self.commands[name]), rest)
         except SystemExit as exc:  # argparse / jsonargparse already printed their message
+            if interrupted:  # Lightning turns Ctrl-C inside fit into SystemExit(1)
+                print(f"{self.prog}: interrupted", file=sys.stderr)
+                return EXIT_INTERRUPTED
             return (
                 exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
             )
         except KeyboardInterrupt:
             print(f"{self.prog}: interrupted", file=sys.stderr)
-            return 130
+            return EXIT_INTERRUPTED
         except (UsageError, ValueError, OSError) as exc:
             return self.error(str(exc) or type(exc).__name__)
         return 0
 
     def _run_lightning(self, name: str, args: list[str] | None) -> None:
         from jsonargparse import ArgumentError
-        from lightning.pytorch.cli import LightningCLI
+
+        try:
+            from lightning.pytorch.cli import LightningCLI
+        except ImportError:
+            raise UsageError(
+                f"{name} needs PyTorch Lightning, which is not installed: "
+                f"pip install '{self.paper.name}[lightning]'"
+            ) from None
 
         from .trainer import silence_lightning_chatter
 
@@ -276,6 +370,7 @@ class PaperCLI:
                 subclass_mode_model=self.subclass_mode_model,
                 subclass_mode_data=self.subclass_mode_data,
                 seed_everything_default=self.seed,
+                save_config_callback=_save_config_callback(),
                 save_config_kwargs={"overwrite": True},
                 trainer_defaults=defaults,
                 parser_kwargs={"prog": self.prog, "exit_on_error": False},
@@ -303,6 +398,44 @@ class PaperCLI:
         init = parser.instantiate_classes(cfg)
         kwargs = {k: v for k, v in init.items() if k not in {"config", "__path__"}}
         return fn(**bound, **kwargs)
+
+
+@contextlib.contextmanager
+def _sigint_recorded(interrupted: list[bool]):
+    """Record a Ctrl-C in ``interrupted`` (then raise ``KeyboardInterrupt`` as Python does).
+
+    Lightning catches the ``KeyboardInterrupt`` inside ``fit`` and exits with code 1; the record
+    lets :meth:`PaperCLI.main` report 130 all the same. Outside the main thread, a no-op.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        interrupted.append(True)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _save_config_callback() -> type:
+    """LightningCLI's ``SaveConfigCallback``, writing ``config.yaml`` only next to a logger's logs.
+
+    Without a logger Lightning would write it into the current folder (often a source tree).
+    """
+    from lightning.pytorch.cli import SaveConfigCallback
+
+    class SaveConfigToLogDir(SaveConfigCallback):
+        def setup(self, trainer, pl_module, stage: str) -> None:
+            if trainer.logger is None:
+                return
+            super().setup(trainer, pl_module, stage)
+
+    return SaveConfigToLogDir
 
 
 def _condense(exc: BaseException | str) -> str:

@@ -272,10 +272,14 @@ def assert_usage_error(run: CliRun, what: str) -> None:
 
 
 def package_root(paper: Any) -> Path | None:
-    """The source folder of the package (holding configs/, README.md), when installed from it."""
-    from .experiment import _package_root
+    """The source folder of the package (holding src/, configs/, README.md), when installed from it.
 
-    return _package_root(paper.import_name)
+    ``None`` for a wheel install (its configs/ ships inside the package, but not its sources).
+    """
+    from .experiment import package_folder
+
+    root = package_folder(paper.import_name)
+    return root if root is not None and (root / "src").is_dir() else None
 
 
 def _cli_object(paper: Any):

@@ -234,8 +234,12 @@ def build_params(params: type, values: Mapping[str, Any], where: str) -> Any:
 # ---------------------------------------------------------------- the experiment
 
 
-def _package_root(import_name: str) -> Path | None:
-    """The folder holding ``configs/`` for an installed or workspace package, if found."""
+def package_folder(import_name: str) -> Path | None:
+    """The folder holding ``configs/`` of an installed or workspace package, if found.
+
+    From a wheel this is the package itself (``configs/`` ships inside it as package data);
+    from the workspace (an editable install) it is ``packages/<name>/``.
+    """
     spec = importlib.util.find_spec(import_name)
     if spec is None or not spec.origin:
         return None
@@ -256,7 +260,7 @@ def seed_everything(seed: int) -> None:
     np.random.seed(seed % 2**32)
     try:
         import torch
-    except ImportError:  # pragma: no cover - torch is a dependency of the workspace
+    except ImportError:  # an install without the `lightning` extra: nothing to seed
         return
     torch.manual_seed(seed)
 
@@ -316,7 +320,7 @@ class Experiment:
         """Folder of the presets (``quick.yaml``, ``full.yaml``, ``paper.yaml``)."""
         if self._config_dir is not None:
             return self._config_dir
-        root = _package_root(self.import_name)
+        root = package_folder(self.import_name)
         if root is None:
             raise SettingError(
                 f"{self.package}: no configs/reproduce folder found next to {self.import_name}"
@@ -437,8 +441,11 @@ def _threads(n: Any):
         return
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise SettingError(f"threads must be a positive integer, got {n!r}")
-    import torch
-
+    try:
+        import torch
+    except ImportError:  # an install without the `lightning` extra: no torch threads to set
+        yield
+        return
     before = torch.get_num_threads()
     torch.set_num_threads(n)
     try:

@@ -54,7 +54,9 @@ def quiet_lightning() -> Iterator[None]:
     ...     logging.getLogger("lightning.pytorch").getEffectiveLevel() == logging.ERROR
     True
     """
-    import lightning.pytorch  # noqa: F401 - its import sets these loggers' levels
+    # Lightning's import sets these loggers' levels, so import it first when it is installed
+    with contextlib.suppress(ImportError):
+        import lightning.pytorch  # noqa: F401
 
     loggers = [logging.getLogger(name) for name in ("lightning.pytorch", "lightning.fabric")]
     levels = [logger.level for logger in loggers]

@@ -1,5 +1,8 @@
 """The reproduce command: ``<pkg> reproduce [--preset quick|full|paper] [--config FILE]...
-[--sections a,b] [--out DIR] [--seed N]`` (``--quick`` is ``--preset quick``).
+[--sections a,b] [--out DIR] [--seed N] [--force]`` (``--quick`` is ``--preset quick``).
+
+An ``--out`` folder that already holds results (committed ones, say) is left alone unless
+``--force`` is given.
 
 A paper package declares its headline comparison as an
 :class:`~icml26_shared.experiment.Experiment` (named by :attr:`Paper.reproduce`,
@@ -91,6 +94,12 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--seed", type=int, default=0, help="base seed")
     parser.add_argument(
+        "--force",
+        action="store_true",
+        help="write into an --out folder that already holds results (a section subset is "
+        "merged into them, a full run replaces them)",
+    )
+    parser.add_argument(
         "--list", action="store_true", help="list the sections and their claims, run nothing"
     )
     return parser
@@ -118,6 +127,11 @@ def reproduce_command(paper: Paper, argv: Sequence[str]) -> int:
         for name in sections or []:
             experiment.section(name)
         out = ns.out if ns.out is not None else Path("results") / paper.name / preset
+        if (out / "results.json").exists() and not ns.force:
+            raise UsageError(
+                f"reproduce: {out} already holds results (results.json); pass --force to "
+                "overwrite them, or choose another --out"
+            )
         report = run_reproduce(paper, out, preset, ns.config, sections, seed=ns.seed)
     except SettingError as exc:
         raise UsageError(str(exc)) from None
