@@ -1,5 +1,6 @@
 """GRPO properties, and the workspace contract for the SFT and GRPO LightningModules."""
 
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -101,3 +102,31 @@ def test_grpo_starts_from_sft_checkpoint(tmp_path):
     g = GRPOModule(d_model=32, layers=1, heads=2, init_ckpt=str(path))
     for p, q in zip(sft.model.parameters(), g.reference.parameters(), strict=True):
         assert torch.equal(p, q)
+
+
+def test_token_mean_weighs_tokens_and_seq_mean_weighs_sequences():
+    # closed form with ratio 1 (logp == old) and ref == logp (no KL): loss = -sum(m A) / norm
+    torch.manual_seed(0)
+    n, length = 5, 9
+    logp = torch.randn(n, length)
+    lengths = torch.tensor([1, 3, 9, 4, 2])
+    mask = (torch.arange(length)[None, :] < lengths[:, None]).long()
+    adv = torch.randn(n)
+    tok, _ = grpo_loss(logp, logp, logp, adv, mask)
+    seq, _ = grpo_loss(logp, logp, logp, adv, mask, loss_agg_mode="seq-mean-token-mean")
+    assert float(tok) == pytest.approx(float(-(adv * lengths).sum() / lengths.sum()), abs=1e-6)
+    assert float(seq) == pytest.approx(float(-adv.mean()), abs=1e-6)
+    # with equal lengths the two modes agree
+    full = torch.ones(n, length, dtype=torch.long)
+    a, _ = grpo_loss(logp, logp, logp, adv, full)
+    b, _ = grpo_loss(logp, logp, logp, adv, full, loss_agg_mode="seq-mean-token-mean")
+    assert float(a) == pytest.approx(float(b), abs=1e-6)
+    with pytest.raises(ValueError, match="loss_agg_mode"):
+        grpo_loss(logp, logp, logp, adv, mask, loss_agg_mode="sum")
+
+
+def test_grpo_module_default_is_token_mean():
+    assert (
+        GRPOModule(d_model=32, layers=1, heads=2, group_size=2).hparams.loss_agg_mode
+        == "token-mean"
+    )

@@ -32,7 +32,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .rewards import accuracy_reward, format_reward
+from .rewards import accuracy_reward, format_reward, numerical_match
 from .schema import OPTION_LETTERS
 
 GROUPS = ("skill", "subject", "problem_type", "dataset")
@@ -55,6 +55,8 @@ class RuleJudge:
     def __call__(self, record: Mapping[str, Any], output: str) -> float | None:
         if record["problem_type"] == "open-ended":
             return None
+        if record["problem_type"] == "numerical":  # the authors' eval judge accepts equal numbers
+            return numerical_match(output, record["solution"])
         return accuracy_reward(output, record["solution"], record["problem_type"])
 
 
@@ -62,6 +64,8 @@ class RougeJudge(RuleJudge):
     """As :class:`RuleJudge`, with open-ended answers scored by mean ROUGE-1/2/L F1."""
 
     def __call__(self, record: Mapping[str, Any], output: str) -> float | None:
+        if record["problem_type"] == "numerical":
+            return numerical_match(output, record["solution"])
         return accuracy_reward(output, record["solution"], record["problem_type"])
 
 

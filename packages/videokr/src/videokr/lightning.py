@@ -39,7 +39,7 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import lightning.pytorch as pl
 import numpy as np
@@ -252,6 +252,9 @@ def k3_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
     return torch.exp(x) - x - 1.0
 
 
+LOSS_AGG_MODES = ("token-mean", "seq-mean-token-mean")
+
+
 def grpo_loss(
     logp: torch.Tensor,
     old_logp: torch.Tensor,
@@ -260,20 +263,38 @@ def grpo_loss(
     mask: torch.Tensor,
     clip_eps: float = 0.2,
     kl_coef: float = 0.01,
+    loss_agg_mode: str = "token-mean",
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """Clipped surrogate + ``kl_coef`` * k3 KL, averaged per sequence then over the batch.
+    """Clipped surrogate + ``kl_coef`` * k3 KL per token, aggregated over the batch.
 
     ``logp, old_logp, ref_logp, mask``: ``(N, L)``; ``advantages``: ``(N,)``.
+    ``loss_agg_mode="token-mean"`` (the default, verl's default in the authors' GRPO run):
+    ``sum_i sum_t m_it l_it / sum_i sum_t m_it`` -- every response token weighs the same, so long
+    responses weigh more. ``"seq-mean-token-mean"``: the mean over tokens of each sequence,
+    then over sequences (every response weighs the same; this package's 0.1 behaviour).
+
+    >>> lp = torch.zeros(2, 3); m = torch.tensor([[1, 1, 1], [1, 0, 0]])
+    >>> adv = torch.tensor([1.0, -1.0])
+    >>> float(grpo_loss(lp, lp, lp, adv, m)[0])  # (-3 * 1 + 1 * 1) / 4 tokens
+    -0.5
+    >>> float(grpo_loss(lp, lp, lp, adv, m, loss_agg_mode="seq-mean-token-mean")[0])
+    0.0
     """
+    if loss_agg_mode not in LOSS_AGG_MODES:
+        raise ValueError(f"loss_agg_mode must be one of {LOSS_AGG_MODES}, got {loss_agg_mode!r}")
     ratio = torch.exp(logp - old_logp)
     a = advantages[:, None]
     surrogate = torch.minimum(ratio * a, torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * a)
     kl = k3_kl(logp, ref_logp)
-    per_token = -surrogate + kl_coef * kl
     m = mask.float()
-    denom = m.sum(1).clamp(min=1.0)
-    loss = ((per_token * m).sum(1) / denom).mean()
-    stats = {"kl": ((kl * m).sum(1) / denom).mean().detach(), "ratio": (ratio * m).sum() / m.sum()}
+
+    def agg(x: torch.Tensor) -> torch.Tensor:
+        if loss_agg_mode == "token-mean":
+            return (x * m).sum() / m.sum().clamp(min=1.0)
+        return ((x * m).sum(1) / m.sum(1).clamp(min=1.0)).mean()
+
+    loss = agg(-surrogate) + kl_coef * agg(kl)
+    stats = {"kl": agg(kl).detach(), "ratio": (ratio * m).sum() / m.sum().clamp(min=1.0)}
     return loss, stats
 
 
@@ -379,6 +400,12 @@ class SFTModule(pl.LightningModule):
 class GRPOModule(SFTModule):
     """GRPO on the tiny video-LM: group sampling, clipped ratio, k3 KL to a frozen reference.
 
+    Parameters beyond :class:`SFTModule`'s: ``group_size`` (completions per prompt; paper 8),
+    ``clip_eps`` (0.2), ``kl_coef`` (k3 KL loss coefficient, 0.01), ``ppo_epochs`` (policy
+    updates per rollout batch), ``temperature`` (sampling), ``init_ckpt`` (an SFT checkpoint
+    for policy and reference), ``loss_agg_mode`` (:func:`grpo_loss`: ``"token-mean"``, the
+    authors' verl default, or ``"seq-mean-token-mean"``). Reference: VideoKR (ICML 2026) Sec. 4.
+
     >>> m = GRPOModule(d_model=32, layers=1, heads=2, group_size=2)
     >>> all(not p.requires_grad for p in m.reference.parameters())
     True
@@ -399,7 +426,12 @@ class GRPOModule(SFTModule):
         ppo_epochs: int = 2,
         temperature: float = 1.0,
         init_ckpt: str | None = None,
+        loss_agg_mode: Literal["token-mean", "seq-mean-token-mean"] = "token-mean",
     ) -> None:
+        if loss_agg_mode not in LOSS_AGG_MODES:
+            raise ValueError(
+                f"loss_agg_mode must be one of {LOSS_AGG_MODES}, got {loss_agg_mode!r}"
+            )
         super().__init__(d_model, layers, heads, lr, weight_decay, warmup_steps, max_new_tokens)
         self.save_hyperparameters()
         self.automatic_optimization = False
@@ -477,6 +509,7 @@ class GRPOModule(SFTModule):
                 roll["mask"],
                 self.hparams.clip_eps,
                 self.hparams.kl_coef,
+                self.hparams.loss_agg_mode,
             )
             opt.zero_grad()
             self.manual_backward(loss)
