@@ -48,8 +48,15 @@ Paper = "{url}"
 icml26-shared = {{ workspace = true }}
 
 [build-system]
-requires = ["uv_build>=0.9,<0.14"]
-build-backend = "uv_build"
+requires = ["hatchling>=1.26,<2"]
+build-backend = "hatchling.build"
+
+[tool.hatch.build.targets.wheel]
+packages = ["src/{module}"]
+
+# configs/ ships inside the wheel as package data: `--config <package>:<file>.yaml` finds it from any folder
+[tool.hatch.build.targets.wheel.force-include]
+"configs" = "{module}/configs"
 """
 
 INIT = '''\
@@ -168,15 +175,18 @@ pip install {name}
 ```
 
 torch comes from PyPI (a CUDA build on Linux). For a CPU-only machine, install
-the CPU build of torch first (`pip install torch --index-url <PyTorch's CPU wheel index>`,
+the CPU build of torch first (`pip install torch --index-url https://download.pytorch.org/whl/cpu`,
 or `uv pip install torch --torch-backend=cpu`), then `pip install {name}`.
 
 ## Quickstart
 
 ```bash
 {name} --help
-{name} reproduce --preset quick --out results/quick
+{name} configs                        # the shipped configs; use one as {name}:<file>
+{name} reproduce --preset quick --out {name}-quick
 ```
+
+## On your own data
 
 ## Results
 

@@ -257,3 +257,15 @@ def test_ctrl_c_inside_fit_exits_130(tiny, tmp_path, capsys):
     assert cli.main([*args, "--trainer.default_root_dir", str(tmp_path)]) == 130
     assert capsys.readouterr().err.strip().endswith("tiny: interrupted")
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_fit_logs_metrics_to_csv_under_default_root_dir(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    root = tmp_path / "run"
+    assert (
+        cli.main(["fit", "--trainer.max_epochs", "2", "--trainer.default_root_dir", str(root)]) == 0
+    )
+    metrics = root / "lightning_logs" / "version_0" / "metrics.csv"
+    assert metrics.is_file() and "val_loss" in metrics.read_text()
+    assert (root / "lightning_logs" / "version_0" / "config.yaml").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # nothing else in the cwd

@@ -56,7 +56,13 @@ GOOD_CKPT = 'raise UsageError(f"cannot read checkpoint {checkpoint}")'
 BAD_CKPT = "import pickle; pickle.loads(checkpoint.read_bytes())"
 
 
-def install(site, name: str, ckpt: str = GOOD_CKPT, extra: dict[str, str] | None = None):
+def install(
+    site,
+    name: str,
+    ckpt: str = GOOD_CKPT,
+    extra: dict[str, str] | None = None,
+    readme_bash: str = "echo made > made.txt && test -s made.txt",
+):
     mod = name.replace("-", "_")
     root = site / name
     pkg = root / "src" / mod
@@ -72,6 +78,7 @@ def install(site, name: str, ckpt: str = GOOD_CKPT, extra: dict[str, str] | None
     (root / "configs" / "scale-small.yaml").write_text("factor: 3.0\n")
     (root / "README.md").write_text(
         "# fake\n\n<!-- run -->\n```python\nprint(1 + 1)\n```\n\n```python\nraise SystemExit\n```\n"
+        + f"\n<!-- run -->\n```bash\n{readme_bash}\n```\n"
     )
     info = site / f"{mod}-0.1.0.dist-info"
     info.mkdir()
@@ -105,13 +112,21 @@ def test_good_package_passes_every_check(site, tmp_path):
     install(site, "fake-good")
     paper = discover_papers(broken={})["fake-good"]
     names = [name for name, _ in package_checks(paper)]
-    assert "scale --config scale-small.yaml --print_config" in names
-    assert (
-        "README python block at line 4 runs" in names
-        and len([n for n in names if n.startswith("README")]) == 1
-    )  # only the block marked <!-- run -->
+    assert "scale --config fake-good:scale-small.yaml --print_config" in names
+    readme_checks = [n for n in names if n.startswith("README")]
+    assert readme_checks == [
+        "README python block at line 4 runs",
+        "README bash block at line 13 runs",
+    ]  # only the blocks marked <!-- run -->
     check_package(paper, tmp_path / "checks")
     startup_check(paper, budget_s=5.0)
+
+
+def test_a_failing_readme_command_fails_the_contract(site, tmp_path):
+    install(site, "fake-readme", readme_bash="echo made > made.txt\nfalse")
+    paper = discover_papers(broken={})["fake-readme"]
+    with pytest.raises(AssertionError, match="README bash block at line 13 runs: .*exit 1"):
+        check_package(paper, tmp_path / "checks")
 
 
 def test_traceback_on_a_corrupt_checkpoint_fails_the_contract(site, tmp_path):

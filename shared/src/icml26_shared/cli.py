@@ -364,7 +364,7 @@ class PaperCLI:
         silence_lightning_chatter()
         defaults = {"enable_progress_bar": progress_enabled(), **self.trainer_defaults}
         try:
-            LightningCLI(
+            _lightning_cli_class(LightningCLI)(
                 resolve(self.model_class),
                 resolve(self.datamodule_class) if self.datamodule_class is not None else None,
                 subclass_mode_model=self.subclass_mode_model,
@@ -425,17 +425,42 @@ def _sigint_recorded(interrupted: list[bool]):
 def _save_config_callback() -> type:
     """LightningCLI's ``SaveConfigCallback``, writing ``config.yaml`` only next to a logger's logs.
 
-    Without a logger Lightning would write it into the current folder (often a source tree).
+    Without a logger (or in a ``fast_dev_run``) Lightning would write it into the current
+    folder, often a source tree.
     """
     from lightning.pytorch.cli import SaveConfigCallback
+    from lightning.pytorch.loggers.logger import DummyLogger
 
     class SaveConfigToLogDir(SaveConfigCallback):
         def setup(self, trainer, pl_module, stage: str) -> None:
-            if trainer.logger is None:
+            if trainer.logger is None or isinstance(trainer.logger, DummyLogger):
                 return
             super().setup(trainer, pl_module, stage)
 
     return SaveConfigToLogDir
+
+
+def _lightning_cli_class(base: type) -> type:
+    """``LightningCLI`` whose default logger is a CSV logger under ``trainer.default_root_dir``.
+
+    A config that sets ``logger`` (``false``, a class) keeps it; one that leaves it out gets
+    ``<default_root_dir>/lightning_logs/version_N/metrics.csv`` whatever else is installed, so
+    every ``fit`` leaves readable metrics next to its checkpoints.
+    """
+
+    class PaperLightningCLI(base):
+        def instantiate_trainer(self, **kwargs: Any):
+            trainer = self.config_init[self.subcommand] if self.subcommand else self.config_init
+            trainer = trainer.get("trainer", {})
+            if "logger" not in kwargs and trainer.get("logger") in (None, True):
+                from lightning.pytorch.loggers import CSVLogger
+
+                kwargs["logger"] = CSVLogger(
+                    save_dir=trainer.get("default_root_dir") or os.getcwd()
+                )
+            return super().instantiate_trainer(**kwargs)
+
+    return PaperLightningCLI
 
 
 def _condense(exc: BaseException | str) -> str:

@@ -312,8 +312,8 @@ def _command_configs(root: Path, commands: Sequence[str]) -> tuple[list[Path], d
     return lightning_cfgs, command_cfgs
 
 
-def _readme_runnable_blocks(readme: Path) -> list[tuple[int, str]]:
-    """``(line, code)`` of each fenced ``python`` block preceded by ``<!-- run -->``."""
+def _readme_runnable_blocks(readme: Path) -> list[tuple[int, str, str]]:
+    """``(line, language, code)`` of each fenced ``python`` or ``bash`` block after ``<!-- run -->``."""
     lines = readme.read_text(encoding="utf-8").splitlines()
     blocks, i = [], 0
     while i < len(lines):
@@ -321,14 +321,42 @@ def _readme_runnable_blocks(readme: Path) -> list[tuple[int, str]]:
             j = i + 1
             while j < len(lines) and not lines[j].strip():
                 j += 1
-            if j < len(lines) and lines[j].strip().startswith("```python"):
+            fence = lines[j].strip() if j < len(lines) else ""
+            language = fence[3:].strip()
+            if fence.startswith("```") and language in {"python", "bash"}:
                 k = j + 1
                 while k < len(lines) and lines[k].strip() != "```":
                     k += 1
-                blocks.append((j + 1, "\n".join(lines[j + 1 : k])))
+                blocks.append((j + 1, language, "\n".join(lines[j + 1 : k])))
                 i = k
         i += 1
     return blocks
+
+
+def run_readme_block(language: str, code: str, where: str, cwd: Path) -> None:
+    """Run one README block in ``cwd``: Python in this process, bash as a script (``set -e``)
+    with this environment's console scripts first on ``PATH``, so the commands run as pasted."""
+    import os
+    import subprocess
+    import sys
+
+    if language == "bash":
+        env = {
+            **os.environ,
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        }
+        done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=cwd, env=env,
+                              capture_output=True, text=True, check=False)  # fmt: skip
+        assert done.returncode == 0, (
+            f"contract: {where}: exit {done.returncode}: {(done.stdout + done.stderr)[-1500:]}"
+        )
+        return
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        exec(compile(code, where, "exec"), {"__name__": "__readme__"})
+    finally:
+        os.chdir(old)
 
 
 def _import_graph(root: Path, import_name: str) -> dict[str, set[str]]:
@@ -532,33 +560,28 @@ def package_checks(paper: Any) -> list[tuple[str, Callable[[Path], None]]]:
 
     for cfg in lightning_cfgs:
 
-        @add(f"fit --config {cfg.name} --trainer.fast_dev_run true")
+        @add(f"fit --config {paper.cli}:{cfg.name} --trainer.fast_dev_run true")
         def _(tmp: Path, cfg: Path = cfg) -> None:
-            args = ["fit", "--config", str(cfg), "--trainer.fast_dev_run", "true",
-                    "--trainer.default_root_dir", str(tmp)]  # fmt: skip
-            run = run_cli(paper, args, cwd=root)
+            # by reference, from an empty folder: as a user runs a shipped config
+            args = ["fit", "--config", f"{paper.cli}:{cfg.name}", "--trainer.fast_dev_run",
+                    "true", "--trainer.default_root_dir", str(tmp)]  # fmt: skip
+            run = run_cli(paper, args, cwd=tmp)
             assert run.code == 0, f"contract: {cfg.name}: exit {run.code}: {run.err[-1500:]}"
 
     for cfg, command in command_cfgs.items():
 
-        @add(f"{command} --config {cfg.name} --print_config")
+        @add(f"{command} --config {paper.cli}:{cfg.name} --print_config")
         def _(tmp: Path, cfg: Path = cfg, command: str = command) -> None:
-            run = run_cli(paper, [command, "--config", str(cfg), "--print_config"], cwd=root)
+            ref = f"{paper.cli}:{cfg.name}"
+            run = run_cli(paper, [command, "--config", ref, "--print_config"], cwd=tmp)
             assert run.code == 0, f"contract: {cfg.name}: exit {run.code}: {run.err[-1500:]}"
 
     readme = root / "README.md"
-    for line, code in _readme_runnable_blocks(readme) if readme.is_file() else []:
+    for line, language, code in _readme_runnable_blocks(readme) if readme.is_file() else []:
 
-        @add(f"README python block at line {line} runs")
-        def _(tmp: Path, code: str = code, line: int = line) -> None:
-            import os
-
-            old = Path.cwd()
-            os.chdir(tmp)
-            try:
-                exec(compile(code, f"{readme}:{line}", "exec"), {"__name__": "__readme__"})
-            finally:
-                os.chdir(old)
+        @add(f"README {language} block at line {line} runs")
+        def _(tmp: Path, language: str = language, code: str = code, line: int = line) -> None:
+            run_readme_block(language, code, f"{readme}:{line}", tmp)
 
     return checks
 
