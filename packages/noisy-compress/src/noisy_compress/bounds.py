@@ -17,7 +17,8 @@ Paper concept -> code:
    :func:`tv_from_l2`.
 
 :func:`bounds_table` tabulates the compression sizes and both sample complexities for the
-families of the experiments.
+families of the experiments; :func:`noisy_compress.guarantee.guarantee_table` measures the
+learner's own oracle inequality.
 """
 
 from __future__ import annotations

@@ -14,7 +14,15 @@ Paper concept -> code (reconstruction; see the package README):
    ``S1`` only; a computational shortcut, not in the paper, that keeps the selection guarantee
    since ``S2`` is untouched);
 3. the predicted count ``log M = tau log |U| + log prod code_sizes`` with ``|U|`` the number of
-   reachable grid points: :func:`predicted_count`.
+   reachable grid points: :func:`predicted_count`;
+4. candidates seeded from the convolved-likelihood fit (``strategy="seeded"``, the default of the
+   learner): the fit is encoded by the family's sender (:meth:`Family.encode`), every point is moved
+   to the nearest reachable grid point (a perturbation-quantised point of ``S1``, :func:`reach`),
+   and the neighbourhood is explored by moves of 1 to 13 grid steps; mixture weights are profiled
+   in closed form on the ``S1`` histogram
+   (:func:`noisy_compress.likelihood.profile_weights`) before they are encoded. Every candidate is
+   still a decoding ``J(perturbation-quantised points of S1, codes)``: :func:`seeded_candidates`;
+5. the budget grows like ``log n``: :func:`search_budget`.
 """
 
 from __future__ import annotations
@@ -80,6 +88,130 @@ def predicted_count(family: Family, n_reachable: int, eps: float) -> float:
         math.log(s) for s in family.code_sizes(eps)
     )
     return math.exp(min(log_m, 700.0))
+
+
+def search_budget(n: int, per_log: float = 32.0) -> int:
+    """Number of candidates for ``n`` samples: ``ceil(per_log * ln n)`` (at least 16).
+
+    The selection error grows like ``sqrt(log M / n)``, so a budget ``M = O(log n)`` (indeed any
+    polynomial in ``n``) keeps the tournament's rate.
+
+    Examples
+    --------
+    >>> search_budget(1000), search_budget(8000)
+    (222, 288)
+    """
+    return max(16, int(math.ceil(per_log * math.log(max(n, 2)))))
+
+
+def reach(target: np.ndarray, q1: np.ndarray, R: int) -> np.ndarray:
+    """Nearest reachable grid indices: ``q1[i] + k`` with ``||k||_inf <= R``, ``i`` the quantised
+    sample point nearest (sup norm) to each row of ``target``.
+
+    Examples
+    --------
+    >>> q1 = np.array([[0], [10]])
+    >>> reach(np.array([[3], [12], [30]]), q1, 2).tolist()
+    [[2], [12], [12]]
+    """
+    target = np.asarray(target, dtype=np.int64)
+    out = np.empty_like(target)
+    for r, t in enumerate(target):
+        i = int(np.argmin(np.abs(q1 - t[None, :]).max(axis=1)))
+        out[r] = q1[i] + np.clip(t - q1[i], -R, R)
+    return out
+
+
+def _profile_mixture(family, qpts, codes, eps, delta_q, noise, part, h1, numerical):
+    """Re-encode the weight digits of a mixture decoding with closed-form profiled weights."""
+    from .likelihood import profile_weights
+
+    dens = family.decode(qpts * delta_q, codes, eps)
+    if dens is None:
+        return codes
+    P = part.masses(dens.components, noise, numerical)
+    w = profile_weights(P, h1)
+    out = codes.copy()
+    out[len(codes) - family.k :] = family.weight_codes(w, eps)
+    return out
+
+
+def seeded_candidates(
+    family: Family,
+    y1: np.ndarray,
+    noise: NoiseModel,
+    eps: float,
+    delta_q: float,
+    radius: float,
+    seed_density: Density,
+    budget: int,
+    rng: np.random.Generator,
+    numerical: bool = False,
+    steps: tuple[int, ...] = (1, 2, 3, 5, 8, 13),
+) -> list[tuple[Density, np.ndarray, np.ndarray]]:
+    """Decodings in the grid neighbourhood of the encoded ``seed_density`` (at most ``budget``).
+
+    Returns ``(density, quantised points (tau, d) as grid indices, codes)`` triples, the encoded
+    seed first. For a :class:`~noisy_compress.families.Mixture` in ``d <= 2`` the weight digits of
+    every candidate are set from closed-form profiled weights on the ``S1`` histogram.
+
+    Examples
+    --------
+    >>> from noisy_compress.densities import BoxDensity
+    >>> from noisy_compress.families import UniformBox
+    >>> from noisy_compress.noise import GaussianNoise
+    >>> rng = np.random.default_rng(0)
+    >>> y1 = rng.uniform(0, 1, (500, 1)) + rng.normal(0, 0.1, (500, 1))
+    >>> out = seeded_candidates(UniformBox(1), y1, GaussianNoise(0.1), 0.05, 0.01, 0.3,
+    ...                         BoxDensity([0.0], [1.0]), 20, rng)
+    >>> len(out), out[0][0]
+    (20, BoxDensity(lo=[0.0], hi=[1.0]))
+    """
+    from .families import Mixture
+    from .partition import CellPartition
+
+    n1, d = y1.shape
+    R = int(math.floor(radius / delta_q + 1e-9)) if radius > 0 else 0
+    q1 = np.unique(np.round(y1 / delta_q).astype(np.int64), axis=0)
+    pts, codes = family.encode(seed_density, eps)
+    q0 = reach(np.round(pts / delta_q).astype(np.int64), q1, R)
+    codes0 = np.asarray(codes, dtype=np.int64)
+    sizes = np.asarray(family.code_sizes(eps), dtype=np.int64)
+    profile = isinstance(family, Mixture) and d <= 2
+    n_free_codes = len(sizes) - (family.k if isinstance(family, Mixture) else 0)
+    if profile:
+        part = CellPartition.cover(y1, 256 if d == 1 else 1024)
+        h1 = part.frequencies(y1)
+
+    out: list[tuple[Density, np.ndarray, np.ndarray]] = []
+    seen: set[bytes] = set()
+
+    def add(q, c):
+        if profile:
+            c = _profile_mixture(family, q, c, eps, delta_q, noise, part, h1, numerical)
+        key = q.tobytes() + c.tobytes()
+        if key in seen:
+            return
+        seen.add(key)
+        dens = family.decode(q * delta_q, c, eps)
+        if dens is not None:
+            out.append((dens, q, c))
+
+    add(q0, codes0)
+    n_coords = q0.size + n_free_codes
+    for _ in range(20 * budget):
+        if len(out) >= budget:
+            break
+        q, c = q0.copy(), codes0.copy()
+        for coord in rng.choice(n_coords, size=min(n_coords, rng.integers(1, 3)), replace=False):
+            step = int(rng.choice(steps)) * int(rng.choice([-1, 1]))
+            if coord < q0.size:
+                q.reshape(-1)[coord] += step
+            else:
+                j = coord - q0.size
+                c[j] = np.clip(c[j] + step, 0, sizes[j] - 1)
+        add(reach(q, q1, R), c)
+    return out
 
 
 def _score(dens: Density | None, noise: NoiseModel, y: np.ndarray, numerical: bool) -> float:

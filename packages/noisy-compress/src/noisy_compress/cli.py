@@ -4,7 +4,9 @@
 or :class:`~noisy_compress.lightning.TournamentModule`, with
 :class:`~noisy_compress.lightning.NoisySampleDataModule` or
 :class:`~noisy_compress.lightning.SklearnNoisyDataModule`; configs use ``class_path``),
-``reproduce --preset quick|full|paper``, and the package commands ``learn``, ``bound``, ``curve`` and ``benchmark``.
+``reproduce --preset quick|full|paper``, and the package commands ``learn`` (``--out`` writes the
+fit, its guarantee, the held-out log-likelihood and a figure), ``evaluate`` (reloads that fit),
+``bound``, ``curve`` and ``benchmark``.
 """
 
 from __future__ import annotations
@@ -22,16 +24,34 @@ NoiseName = Literal["gaussian", "laplace", "uniform", "fejer"]
 
 
 def _read_samples(path: Path):
+    """Samples from ``.npy`` (1-D or 2-D) or text (``.csv``: commas; else whitespace), as ``(n, d)``."""
     import numpy as np
 
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"data file {str(path)!r} does not exist")
     try:
-        y = np.load(path) if path.suffix == ".npy" else np.loadtxt(path, delimiter=None, ndmin=2)
-    except (ValueError, OSError) as err:
+        if path.suffix == ".npy":
+            y = np.load(path, allow_pickle=False)
+        else:
+            delim = "," if path.suffix == ".csv" else None
+            try:
+                y = np.loadtxt(path, delimiter=delim, ndmin=2)
+            except ValueError:  # a header line
+                y = np.loadtxt(path, delimiter=delim, ndmin=2, skiprows=1)
+        y = np.asarray(y, dtype=float)
+    except (ValueError, OSError, TypeError) as err:
         raise UsageError(f"cannot read samples from {str(path)!r}: {err}") from err
-    return np.asarray(y, dtype=float)
+    if y.ndim == 1:
+        y = y[:, None]
+    if y.ndim != 2 or y.shape[0] == 0:
+        raise UsageError(
+            f"samples in {str(path)!r} must be a 1-D array (n,) or a 2-D array (n, d); got shape "
+            f"{y.shape}"
+        )
+    if not np.all(np.isfinite(y)):
+        raise UsageError(f"samples in {str(path)!r} contain NaN or inf")
+    return y
 
 
 def learn(
@@ -42,35 +62,45 @@ def learn(
     k: int | None = None,
     noise: NoiseName = "gaussian",
     noise_scale: float = 0.1,
-    eps: float = 0.05,
+    eps: float | None = None,
     delta: float = 0.1,
-    strategy: Literal["auto", "all", "sample", "search"] = "auto",
+    strategy: Literal["auto", "all", "sample", "search", "seeded"] = "auto",
     selection: Literal["auto", "scheffe", "min_distance", "knockout"] = "auto",
-    max_candidates: int = 300,
+    max_candidates: int | None = None,
     delta_q: float | None = None,
     numerical: bool = False,
+    holdout: float = 0.2,
+    out: Path | None = None,
     seed: int = 0,
 ) -> None:
-    """Learn a member of a compressible family from noisy samples and print the certified result.
+    """Learn a member of a compressible family from noisy samples; print the fit and its guarantee.
 
     Args:
-        data: Noisy samples, ``.npy`` or whitespace text with one sample per row (default: draw
-            ``n`` samples of the planted ``target``).
-        target: Planted target when no data file is given (uniform, uniform-mixture, gaussian, gmm, uniform-2d).
+        data: Noisy samples: ``.npy`` (shape (n,) or (n, d)), ``.csv`` (comma-separated, one
+            sample per row, optional header) or whitespace text (default: draw ``n`` samples of
+            the planted ``target``).
+        target: Planted target when no data file is given (uniform, uniform-mixture,
+            uniform-mixture-unequal, gaussian, gmm, uniform-2d).
         n: Number of planted samples.
-        family: Family (default: the target's).
+        family: Family (default: the target's, or uniform for a data file).
         k: Mixture components (default: the target's, else 1).
         noise: Known noise law.
         noise_scale: Its scale (sigma, b, h or the band limit W).
-        eps: Accuracy in (0, 1).
+        eps: Code precision in (0, 1) (default sqrt(ln n / n)).
         delta: Confidence in (0, 1).
-        strategy: Candidate enumeration.
+        strategy: Candidate generation.
         selection: Tournament.
-        max_candidates: Cap on the number of candidates.
+        max_candidates: Candidate budget (default ceil(32 ln n)).
         delta_q: Quantisation step (default eps * std / 2).
         numerical: Allow Monte-Carlo convolutions without a closed form.
+        holdout: Fraction of the samples kept aside to report the held-out log-likelihood of the
+            fitted noisy law (0: none).
+        out: Folder for result.json (fit, guarantee, held-out log-likelihood), model.json (the
+            fitted density, reloaded by ``evaluate``) and fit.png.
         seed: Seed.
     """
+    import json
+
     import numpy as np
 
     from .families import make_family
@@ -78,6 +108,12 @@ def learn(
     from .noise import make_noise
     from .noisy_data import make_target, noisy_sample
 
+    if not 0 <= holdout < 1:
+        raise UsageError(f"holdout must be in [0, 1); got {holdout}")
+    if out is not None:
+        from icml26_shared.results import ensure_writable_dir
+
+        ensure_writable_dir(out)
     truth = None
     if data is not None:
         y = _read_samples(data)
@@ -89,11 +125,15 @@ def learn(
     nz = make_noise(noise, noise_scale, d=fam.d)
     if data is None:
         _, y = noisy_sample(truth, nz, n, np.random.default_rng(seed))
+    perm = np.random.default_rng([seed, 1]).permutation(len(y))
+    n_test = int(round(holdout * len(y)))
+    y_test, y_fit = y[perm[:n_test]], y[perm[n_test:]]
     from .learner import learn as run
+    from .likelihood import convolved_loglik
 
     res = run(
         fam,
-        y,
+        y_fit,
         nz,
         eps=eps,
         delta=delta,
@@ -105,8 +145,83 @@ def learn(
         seed=seed,
     )
     print(res.summary())
+    result = {
+        "family": repr(fam),
+        "noise": {"name": noise, "scale": noise_scale, "repr": repr(nz)},
+        "data": str(data) if data is not None else f"planted {target}, n = {n}, seed {seed}",
+        "n_fit": len(y_fit),
+        "n_holdout": n_test,
+        "fit": res.to_dict(),
+    }
+    if n_test:
+        ll = convolved_loglik(res.density, nz, y_test, numerical=numerical)
+        result["heldout_loglik"] = ll
+        print(f"held-out log-likelihood of the noisy data under f_hat*g: {ll:.4f} (n = {n_test})")
     if truth is not None and truth.d <= 2:
-        print(f"TV to the planted target: {tv_distance(truth, res.density):.4f}")
+        tv = tv_distance(truth, res.density)
+        result["tv_to_planted"] = tv
+        print(f"TV to the planted target: {tv:.4f}")
+    if out is not None:
+        from icml26_shared.results import atomic_write_bytes, atomic_write_text
+
+        from .plots import fit_figure
+
+        out = Path(out)
+        model = {"family": repr(fam), "noise": result["noise"], "density": res.density.params()}
+        atomic_write_text(out / "model.json", json.dumps(model, indent=2) + "\n")
+        atomic_write_text(out / "result.json", json.dumps(result, indent=2, default=str) + "\n")
+        fig = fit_figure(y, res.density, nz, truth, title=f"{fam!r}, {nz!r}, n = {len(y)}")
+        import io
+
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=120)
+        atomic_write_bytes(out / "fit.png", buf.getvalue())
+        print(f"wrote {out / 'result.json'}, {out / 'model.json'} and {out / 'fit.png'}")
+
+
+def evaluate(
+    model: Path,
+    data: Path,
+    clean: bool = False,
+    numerical: bool = False,
+) -> None:
+    """Score samples under a fitted density saved by ``learn --out`` (mean log-likelihood).
+
+    Args:
+        model: The ``model.json`` written by ``learn --out``.
+        data: Samples (same formats as ``learn --data``).
+        clean: The samples are clean (score them under f_hat) instead of noisy (under f_hat*g).
+        numerical: Allow Monte-Carlo convolutions without a closed form.
+    """
+    import json
+
+    import numpy as np
+
+    from .densities import density_from_params
+    from .likelihood import convolved_loglik
+    from .noise import make_noise
+
+    model = Path(model)
+    if not model.is_file():
+        raise UsageError(f"model file {str(model)!r} does not exist")
+    try:
+        spec = json.loads(model.read_text())
+        dens = density_from_params(spec["density"])
+        nz = make_noise(spec["noise"]["name"], spec["noise"]["scale"], d=dens.d)
+    except (ValueError, KeyError, TypeError) as err:
+        raise UsageError(
+            f"{str(model)!r} is not a model.json written by learn --out: {err}"
+        ) from err
+    y = _read_samples(data)
+    if y.shape[1] != dens.d:
+        raise UsageError(f"the model is {dens.d}-D but the samples have {y.shape[1]} columns")
+    if clean:
+        with np.errstate(divide="ignore"):
+            ll = float(np.mean(dens.logpdf(y)))
+        print(f"mean log-likelihood of the clean samples under f_hat: {ll:.4f} (n = {len(y)})")
+    else:
+        ll = convolved_loglik(dens, nz, y, numerical=numerical)
+        print(f"mean log-likelihood of the noisy samples under f_hat*g: {ll:.4f} (n = {len(y)})")
 
 
 def bound(
@@ -169,7 +284,7 @@ def curve(
     ns: list[int] | None = None,
     seeds: int = 3,
     eps: float = 0.1,
-    max_candidates: int = 150,
+    max_candidates: int | None = None,
     seed: int = 0,
 ) -> None:
     """Empirical sample-complexity curve: mean TV against n and the smallest n reaching TV <= eps.
@@ -180,7 +295,7 @@ def curve(
         ns: Sample sizes (default 250, 500, 1000, 2000, 4000).
         seeds: Seeds per sample size.
         eps: Target TV.
-        max_candidates: Candidate cap.
+        max_candidates: Candidate budget (default ceil(32 ln n)).
         seed: Base seed.
     """
     import numpy as np
@@ -239,7 +354,7 @@ def benchmark(
     nz = GaussianNoise(noise_scale)
     _, y = noisy_sample(tgt.density, nz, n, np.random.default_rng(seed))
     print(f"target {target}, sigma = {noise_scale}, n = {n}")
-    methods = comparison_methods(tgt, nz, seed, max_candidates=150, search_rounds=45, mle_steps=150)
+    methods = comparison_methods(tgt, nz, seed, mle_steps=150)
     for name, fit in methods.items():
         t0 = time.perf_counter()
         est = fit(y)
@@ -261,6 +376,7 @@ def build_cli() -> PaperCLI:
             "bound": "noisy_compress.cli:bound",
             "curve": "noisy_compress.cli:curve",
             "benchmark": "noisy_compress.cli:benchmark",
+            "evaluate": "noisy_compress.cli:evaluate",
         },
     )
 

@@ -11,7 +11,13 @@ Closed forms (tested against Monte Carlo in ``tests/test_convolution.py``):
 4. diagonal Gaussian ``*`` uniform ``U[-h, h]``: ``[Phi((z + h)/s) - Phi((z - h)/s)] / 2h``;
 5. mixtures: ``(sum_k w_k f_k) * g = sum_k w_k (f_k * g)`` (the closure step);
 6. anything else: Monte Carlo ``(1/N) sum_i f(y - Z_i)`` with fixed noise draws, only when
-   ``numerical=True`` (otherwise :class:`NoClosedFormError`).
+   ``numerical=True`` (otherwise :class:`NoClosedFormError`);
+7. in 1-D, the distribution function of ``X + Z`` in closed form (exact masses of intervals, used
+   by the Scheffe sets of :class:`~noisy_compress.partition.CellPartition`):
+   ``N(mu, s^2) * N(0, sigma^2)`` gives ``Phi((y - mu) / sqrt(s^2 + sigma^2))`` and a box gives
+   ``[Psi(y - lo) - Psi(y - hi)] / (hi - lo)`` with ``Psi(t) = int_{-inf}^t G`` the integrated
+   noise CDF (Gaussian: ``t Phi(t/sigma) + sigma phi(t/sigma)``; Laplace and uniform noise in
+   closed form too): :func:`convolved_cdf`.
 """
 
 from __future__ import annotations
@@ -119,6 +125,56 @@ def convolved_pdf(
         shifted = (block[:, None, :] - z[None, :, :]).reshape(-1, f.d)
         out[start : start + 256] = f.pdf(shifted).reshape(len(block), n_mc).mean(axis=1)
     return out
+
+
+def _integrated_noise_cdf(noise: NoiseModel, t: np.ndarray) -> np.ndarray | None:
+    """``Psi(t) = int_{-inf}^t G(s) ds`` for the 1-D noise CDF ``G`` (``None``: no closed form)."""
+    if noise.is_zero:
+        return np.clip(t, 0.0, None)
+    if isinstance(noise, GaussianNoise):
+        s = float(noise.scales[0])
+        return t * special.ndtr(t / s) + s * np.exp(-0.5 * (t / s) ** 2) / np.sqrt(2 * np.pi)
+    if isinstance(noise, LaplaceNoise):
+        b = float(noise.b)
+        return np.where(t < 0, 0.5 * b * np.exp(np.minimum(t, 0) / b),
+                        t + 0.5 * b * np.exp(-np.maximum(t, 0) / b))  # fmt: skip
+    if isinstance(noise, UniformNoise):
+        h = float(noise.h)
+        return np.where(t < -h, 0.0, np.where(t > h, t, (t + h) ** 2 / (4 * h)))
+    return None
+
+
+def convolved_cdf(f: Density, noise: NoiseModel, y: np.ndarray) -> np.ndarray | None:
+    """Distribution function of ``X + Z`` at the points ``y`` (1-D; ``None`` without a closed form).
+
+    Examples
+    --------
+    >>> F = convolved_cdf(BoxDensity([0.0], [1.0]), GaussianNoise(0.1), np.array([-5.0, 0.5, 6.0]))
+    >>> F.round(6).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    if f.d != 1 or noise.d != 1:
+        return None
+    y = np.asarray(y, dtype=float).reshape(-1)
+    if isinstance(f, MixtureDensity):
+        parts = [convolved_cdf(c, noise, y) for c in f.components]
+        if any(p is None for p in parts):
+            return None
+        return sum(w * p for w, p in zip(f.weights, parts, strict=True))
+    if isinstance(f, GaussianDensity):
+        var = float(f.cov[0, 0])
+        if noise.is_zero:
+            return special.ndtr((y - f.mean[0]) / np.sqrt(var))
+        if isinstance(noise, GaussianNoise):
+            return special.ndtr((y - f.mean[0]) / np.sqrt(var + float(noise.cov[0, 0])))
+        return None
+    if isinstance(f, BoxDensity):
+        lo, hi = float(f.lo[0]), float(f.hi[0])
+        a, b = _integrated_noise_cdf(noise, y - lo), _integrated_noise_cdf(noise, y - hi)
+        if a is None:
+            return None
+        return np.clip((a - b) / (hi - lo), 0.0, 1.0)
+    return None
 
 
 class ConvolvedDensity(Density):

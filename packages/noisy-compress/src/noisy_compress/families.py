@@ -68,6 +68,14 @@ class Family:
         """``J(points, codes)``; ``None`` when the points are degenerate (e.g. coincide)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
+    def encode(self, f: Density, eps: float) -> tuple[np.ndarray, np.ndarray]:
+        """The sender of the compression scheme: points and codes that :meth:`decode` maps to ``f``.
+
+        The points are returned exactly (not yet perturbation-quantised to sample points); the
+        learner moves them onto the reachable grid before decoding.
+        """
+        raise NotImplementedError  # pragma: no cover - abstract
+
     def m(self, eps: float) -> int:
         raise NotImplementedError  # pragma: no cover - abstract
 
@@ -114,6 +122,15 @@ class UniformBox(Family):
         if np.any(hi - lo <= 1e-12):
             return None
         return BoxDensity(lo, hi)
+
+    def encode(self, f, eps):
+        if not isinstance(f, BoxDensity) or f.d != self.d:
+            raise TypeError(f"{self!r} encodes a {self.d}-D BoxDensity; got {f!r}")
+        centre = (f.lo + f.hi) / 2
+        pts = np.tile(centre, (2 * self.d, 1))
+        j = np.arange(self.d)
+        pts[2 * j, j], pts[2 * j + 1, j] = f.lo, f.hi
+        return pts, np.zeros(0, dtype=np.int64)
 
     def m(self, eps):
         return math.ceil(2 * self.d * math.log(6 * self.d) / eps)
@@ -187,6 +204,17 @@ class AxisAlignedGaussian(Family):
         sigma = _scale(np.asarray(codes, dtype=float), levels) * spread
         return GaussianDensity(mu, np.diag(sigma**2))
 
+    def encode(self, f, eps):
+        if not isinstance(f, GaussianDensity) or f.d != self.d:
+            raise TypeError(f"{self!r} encodes a {self.d}-D GaussianDensity; got {f!r}")
+        levels = self.code_sizes(eps)[0]
+        code = (levels - 1) // 2  # the level nearest rho = 1
+        rho = float(_scale(np.array([float(code)]), levels)[0])
+        j = np.arange(self.d)
+        pts = np.tile(f.mean, (2 * self.d, 1))
+        pts[2 * j + 1, j] = f.mean + np.sqrt(np.diag(f.cov)) / rho
+        return pts, np.full(self.d, code, dtype=np.int64)
+
     def m(self, eps):
         # P(no sample within eps*sigma/d of mu_j) <= 1/(6d) per coordinate
         return math.ceil(1.25 * self.d * math.log(6 * self.d) / eps) + 2
@@ -238,6 +266,18 @@ class Gaussian(AxisAlignedGaussian):
         if np.linalg.eigvalsh(cov).min() <= 1e-10 * max(1.0, np.trace(cov)):
             return None
         return GaussianDensity(points[0], cov)
+
+    def encode(self, f, eps):
+        if self.d == 1:
+            return super().encode(f, eps)
+        if not isinstance(f, GaussianDensity) or f.d != self.d:
+            raise TypeError(f"{self!r} encodes a {self.d}-D GaussianDensity; got {f!r}")
+        s = np.sqrt(np.diag(f.cov))
+        pts = np.vstack([f.mean, f.mean + np.diag(s)])
+        C = np.linalg.cholesky(f.cov) / s[:, None]  # B = diag(s), A = B C = chol(cov)
+        L = self._coef_levels(eps)
+        codes = np.clip(np.round((C / 2.0 + 1.0) * (L - 1) / 2), 0, L - 1).astype(np.int64)
+        return pts, codes.reshape(-1)
 
     def m(self, eps):
         if self.d == 1:
@@ -299,6 +339,23 @@ class Mixture(Family):
             comps.append(comp)
         levels = np.asarray(codes[self.k * nb :], dtype=float) + 1.0
         return MixtureDensity(levels, comps)
+
+    def weight_codes(self, weights: np.ndarray, eps: float) -> np.ndarray:
+        """Weight digits (levels ``1..L`` minus one) whose normalised levels approximate ``weights``."""
+        L = self.weight_levels(eps)
+        w = np.clip(np.asarray(weights, dtype=float), 0.0, None)
+        w = w / w.max() if w.max() > 0 else np.ones(self.k)
+        return (np.clip(np.round(L * w), 1, L) - 1).astype(np.int64)
+
+    def encode(self, f, eps):
+        if not isinstance(f, MixtureDensity) or len(f.components) != self.k:
+            raise TypeError(
+                f"{self!r} encodes a MixtureDensity with {self.k} components; got {f!r}"
+            )
+        enc = [self.base.encode(c, eps / 3) for c in f.components]
+        pts = np.concatenate([e[0] for e in enc], axis=0)
+        codes = np.concatenate([*[e[1] for e in enc], self.weight_codes(f.weights, eps)])
+        return pts, codes.astype(np.int64)
 
     def m(self, eps):
         return math.ceil(48 * self.k * math.log(6 * self.k) * self.base.m(eps / 3) / eps)

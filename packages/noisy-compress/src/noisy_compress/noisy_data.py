@@ -1,7 +1,7 @@
 """Noisy samples ``Y = X + Z``: planted targets, and scikit-learn bundled data with added noise.
 
 1. :data:`TARGETS` / :func:`make_target`: the planted clean laws of the experiments (uniform,
-   uniform mixture, Gaussian, GMM, 2-D box) with the family each belongs to;
+   uniform mixtures with equal and unequal weights, Gaussian, GMM, 2-D box) with the family each belongs to;
 2. :func:`noisy_sample`: ``n`` draws of ``X + Z``;
 
 The Lightning DataModules over these samples (a planted target, scikit-learn data with added
@@ -39,6 +39,12 @@ def _targets() -> dict[str, Target]:
         "uniform-mixture": Target(
             "uniform-mixture",
             MixtureDensity([0.5, 0.5], [u, BoxDensity([1.5], [2.5])]),
+            "uniform",
+            2,
+        ),
+        "uniform-mixture-unequal": Target(
+            "uniform-mixture-unequal",
+            MixtureDensity([0.3, 0.7], [u, BoxDensity([1.5], [2.5])]),
             "uniform",
             2,
         ),

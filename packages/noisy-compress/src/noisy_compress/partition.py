@@ -5,9 +5,16 @@ masses of atoms ``c`` and the hold-out sample as frequencies ``h[c]``; a Scheffe
 ``A_ij = {p_i > p_j}`` is the union of the atoms where ``P[i, c] > P[j, c]``.
 
 - :class:`CellPartition` (``d <= 2``): cells of a regular grid covering the hold-out sample
-  (padded); a candidate's mass of a cell is its density at the centre times the cell volume
-  (midpoint rule), the empirical mass the fraction of hold-out points in the cell. Mass outside
-  the grid is dropped for every candidate alike.
+  (padded). In 1-D the atoms are the cells plus the two half-lines outside the grid, so they
+  partition the line, and a candidate's mass of an atom is exact (differences of the convolved
+  distribution function, :func:`~noisy_compress.convolution.convolved_cdf`); the tournaments then
+  compare the laws binned on these atoms, and :meth:`CellPartition.binning_gap` bounds what binning
+  can hide: ``TV(p, q) - TV_binned(p, q) <= h ||g'||_1 + p(outside)`` for ``p = f * g``,
+  ``q = f' * g`` and cell width ``h`` (on a cell ``c``, ``int_c |u - mean_c u| <= h int_c |u'|`` for
+  ``u = p - q``, and ``||(f * g)'||_1 <= ||g'||_1 = 2 sup g`` for unimodal noise). In 2-D (and in
+  1-D without a closed-form distribution function) a cell's mass is the density at its centre
+  times its volume (midpoint rule) and mass outside the grid is dropped for every candidate
+  alike: the comparison is then between binned approximations.
 - :class:`PointPartition` (any ``d``): the atoms are the hold-out points themselves plus ``N``
   Monte-Carlo points drawn from the equal mixture ``q`` of the convolved candidates. A
   Monte-Carlo point ``s`` carries ``P[i, s] = p_i(s) / (N q(s))`` (importance sampling, unbiased
@@ -21,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .convolution import convolved_pdf
+from .convolution import convolved_cdf, convolved_pdf
 from .densities import Density
 from .noise import NoiseModel
 
@@ -35,11 +42,14 @@ class CellPartition:
     >>> part = CellPartition.cover(np.array([[0.0], [1.0]]), n_cells=4, pad=0.0)
     >>> part.centers[:, 0].tolist(), part.volume
     ([0.125, 0.375, 0.625, 0.875], 0.25)
+    >>> part.frequencies(np.array([[0.1], [0.9]])).tolist()  # left, four cells, right
+    [0.0, 0.5, 0.0, 0.0, 0.5, 0.0]
     """
 
     edges: list[np.ndarray]
     centers: np.ndarray
     volume: float
+    exact: bool = False  # set by masses(): exact atom masses (1-D, closed-form CDF)
 
     @classmethod
     def cover(cls, y: np.ndarray, n_cells: int = 512, pad: float = 0.15) -> CellPartition:
@@ -58,21 +68,54 @@ class CellPartition:
         vol = float(np.prod([e[1] - e[0] for e in edges]))
         return cls(edges, grid, vol)
 
+    @property
+    def d(self) -> int:
+        return len(self.edges)
+
+    @property
+    def width(self) -> float:
+        """Largest cell side ``h``."""
+        return float(max(e[1] - e[0] for e in self.edges))
+
     def frequencies(self, y: np.ndarray) -> np.ndarray:
-        """Empirical mass of each cell (points outside the grid count for no cell)."""
+        """Empirical mass of each atom (in 1-D: left half-line, cells, right half-line)."""
         counts, _ = np.histogramdd(y, bins=self.edges)
-        return counts.reshape(-1) / len(y)
+        h = counts.reshape(-1) / len(y)
+        if self.d == 1:
+            e = self.edges[0]
+            left, right = np.mean(y[:, 0] < e[0]), np.mean(y[:, 0] > e[-1])
+            h = np.concatenate([[left], h, [right]])
+        return h
 
     def masses(
         self, densities: list[Density], noise: NoiseModel, numerical: bool = False
     ) -> np.ndarray:
-        """``(M, cells)`` convolved masses of the candidates."""
-        return (
-            np.stack(
-                [convolved_pdf(f, noise, self.centers, numerical=numerical) for f in densities]
-            )
-            * self.volume
-        )
+        """``(M, atoms)`` convolved masses of the candidates (exact in 1-D where a CDF exists)."""
+        if self.d == 1:
+            e = self.edges[0]
+            cdfs = [convolved_cdf(f, noise, e) for f in densities]
+            if all(c is not None for c in cdfs):
+                F = np.stack(cdfs)
+                self.exact = True
+                return np.concatenate([F[:, :1], np.diff(F, axis=1), 1.0 - F[:, -1:]], axis=1)
+        self.exact = False
+        P = np.stack(
+            [convolved_pdf(f, noise, self.centers, numerical=numerical) for f in densities]
+        ) * self.volume  # fmt: skip
+        if self.d == 1:
+            out = np.clip(1.0 - P.sum(axis=1, keepdims=True), 0.0, None) / 2
+            P = np.concatenate([out, P, out], axis=1)
+        return P
+
+    def binning_gap(self, noise: NoiseModel, outside_mass: float) -> float:
+        """Upper bound on ``TV - TV_binned`` for the selected candidate (``nan``: no bound).
+
+        ``h ||g'||_1 + outside_mass`` with ``||g'||_1 = 2 sup g`` (unimodal 1-D noise); only when
+        the masses were exact (1-D, closed-form CDF) and the noise has a bounded density.
+        """
+        if not self.exact or self.d != 1 or noise.is_zero or not np.isfinite(noise.sup_density):
+            return float("nan")
+        return float(self.width * 2.0 * noise.sup_density + outside_mass)
 
 
 @dataclass

@@ -17,12 +17,13 @@ from icml26_shared.results import Table
 
 def sample_complexity_curves(
     sigmas: Sequence[float], ns: Sequence[int], seeds: int, eps_levels: Sequence[float],
-    seed: int = 0, max_candidates: int = 300, search_rounds: int = 90,
+    seed: int = 0, max_candidates: int | None = None, search_rounds: int | None = None,
 ) -> tuple[Table, dict]:  # fmt: skip
     """The table, and the curves ``{"ns": ns, "tv": {sigma: (seeds, len(ns)) array}}``.
 
     Sample ``(s, n)`` at noise ``sigma`` is drawn from ``default_rng([seed, s, n, 1000 sigma,
-    7])`` and learnt with seed ``1000 seed + s`` (``eps = 0.05``).
+    7])`` and learnt with seed ``1000 seed + s`` (the learner's defaults: code precision
+    ``eps_n``, a ``log n`` candidate budget, unless ``max_candidates`` / ``search_rounds`` are set).
     """
     from .bounds import clean_sample_complexity, noisy_sample_complexity
     from .comparison import log_log_slope
@@ -41,7 +42,7 @@ def sample_complexity_curves(
             for j, n in enumerate(ns):
                 rng = np.random.default_rng([seed, s, n, int(sigma * 1000), 7])
                 _, y = noisy_sample(target.density, noise, n, rng)
-                res = learn(fam, y, noise, eps=0.05, max_candidates=max_candidates,
+                res = learn(fam, y, noise, max_candidates=max_candidates,
                             search_rounds=search_rounds, seed=seed * 1000 + s)  # fmt: skip
                 arr[s, j] = tv_distance(target.density, res.density)
         tv[sigma] = arr

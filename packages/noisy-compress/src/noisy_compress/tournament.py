@@ -14,9 +14,13 @@ Paper concept -> code (Devroye & Lugosi 2001, Ch. 6; Acharya et al. 2014 for the
    ``TV <= 3 OPT + 2 Delta``;
 3. knockout: random pairs, Scheffe winners advance until ``survivors`` remain, then the minimum
    distance estimate among them: :func:`knockout_tournament` (``O(M)`` tests instead of
-   ``O(M^2)``; certified relative to the best survivor);
-4. ``Delta <= sqrt(log(2 K / delta) / (2 n))`` for ``K`` sets (Hoeffding + union bound):
-   :func:`deviation_bound`.
+   ``O(M^2)``; its guarantee is relative to the best survivor);
+4. ``Delta <= sqrt(log(2 K / delta) / (2 n))`` for ``K`` sets (Hoeffding + union bound), or,
+   with the largest empirical variance ``V`` of a set indicator, the smaller of that (at
+   ``delta / 2``) and the empirical-Bernstein bound of Maurer & Pontil (2009, Thm 4) at
+   ``delta / 2``: ``sqrt(2 V log(8K/delta) / n) + 7 log(8K/delta) / (3 (n - 1))``:
+   :func:`deviation_bound`. Every selector records ``V`` over the sets it looked at
+   (``Selection.set_variance``).
 
 Every selector first sorts the candidates into a canonical order (lexicographic on ``P``), so the
 result does not depend on the order they were given in, and ties go to the canonically first one.
@@ -43,17 +47,37 @@ class Selection:
     n_sets: int  # number of Scheffe/Yatracos sets the guarantee unions over
     constants: tuple[float, float]  # (C_opt, C_delta) in TV <= C_opt OPT + C_delta Delta
     survivors: np.ndarray | None = None
+    set_variance: float = 0.25  # largest empirical variance m (1 - m) of a set indicator used
 
 
-def deviation_bound(n: int, n_sets: int, delta: float) -> float:
-    """``sqrt(log(2 K / delta) / (2 n))``: w.p. ``1 - delta`` no set's empirical mass is off by more.
+def deviation_bound(n: int, n_sets: int, delta: float, variance: float | None = None) -> float:
+    """W.p. ``1 - delta`` no set's empirical mass is off by more than this.
+
+    Hoeffding with a union bound, ``sqrt(log(2 K / delta) / (2 n))``; with ``variance`` (the largest
+    empirical variance ``m (1 - m)`` of a set indicator) the smaller of Hoeffding and the empirical
+    Bernstein bound (Maurer & Pontil 2009, Thm 4), each at ``delta / 2``.
 
     Examples
     --------
     >>> round(deviation_bound(1000, 10, 0.1), 4)
     0.0515
+    >>> deviation_bound(5000, 10**5, 0.1, variance=0.01) < deviation_bound(5000, 10**5, 0.1)
+    True
     """
-    return math.sqrt(math.log(2 * max(n_sets, 1) / delta) / (2 * n))
+    K = max(n_sets, 1)
+    if variance is None:
+        return math.sqrt(math.log(2 * K / delta) / (2 * n))
+    hoeffding = math.sqrt(math.log(4 * K / delta) / (2 * n))
+    if n < 2:
+        return hoeffding
+    v = min(max(float(variance), 0.0), 0.25) * n / (n - 1)
+    log_term = math.log(8 * K / delta)
+    bernstein = math.sqrt(2 * v * log_term / n) + 7 * log_term / (3 * (n - 1))
+    return min(hoeffding, bernstein)
+
+
+def _variance(e: np.ndarray) -> float:
+    return float(np.max(e * (1 - e))) if len(e) else 0.0
 
 
 def _check(P: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -70,12 +94,15 @@ def canonical_order(P: np.ndarray) -> np.ndarray:
     return np.lexsort(P.T[::-1])
 
 
-def _scheffe_row(P: np.ndarray, h: np.ndarray, i: int, js: np.ndarray) -> np.ndarray:
-    """Whether ``i`` beats each of ``js`` (ties: the lower index, in canonical order, wins)."""
+def _scheffe_row(
+    P: np.ndarray, h: np.ndarray, i: int, js: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Whether ``i`` beats each of ``js`` (ties: the lower index, in canonical order, wins), and
+    the empirical masses of the Scheffe sets."""
     A = P[i][None, :] > P[js]  # (len(js), cells)
     pi, pj, e = A @ P[i], (A * P[js]).sum(axis=1), A @ h
     di, dj = np.abs(pi - e), np.abs(pj - e)
-    return (di < dj) | ((di == dj) & (i < js))
+    return (di < dj) | ((di == dj) & (i < js)), e
 
 
 def scheffe_tournament(P: np.ndarray, h: np.ndarray) -> Selection:
@@ -92,17 +119,20 @@ def scheffe_tournament(P: np.ndarray, h: np.ndarray) -> Selection:
     Q = P[order]
     M = len(Q)
     wins = np.zeros(M)
+    var = 0.0
     for i in range(M):
         js = np.arange(i + 1, M)
         if len(js) == 0:
             continue
-        beat = _scheffe_row(Q, h, i, js)
+        beat, e = _scheffe_row(Q, h, i, js)
+        var = max(var, _variance(e))
         wins[i] += beat.sum()
         wins[js] += ~beat
     best = int(np.flatnonzero(wins == wins.max())[0])
     out = np.empty(M)
     out[order] = wins
-    return Selection(int(order[best]), "scheffe", out, M * (M - 1) // 2, SCHEFFE_CONSTANTS)
+    return Selection(int(order[best]), "scheffe", out, M * (M - 1) // 2, SCHEFFE_CONSTANTS,
+                     set_variance=var)  # fmt: skip
 
 
 def minimum_distance(P: np.ndarray, h: np.ndarray, chunk: int = 4096) -> Selection:
@@ -120,14 +150,18 @@ def minimum_distance(P: np.ndarray, h: np.ndarray, chunk: int = 4096) -> Selecti
     M = len(Q)
     jj, ll = np.triu_indices(M, k=1)
     worst = np.zeros(M)
+    var = 0.0
     for start in range(0, len(jj), chunk):
         A = (Q[jj[start : start + chunk]] > Q[ll[start : start + chunk]]).astype(float)
-        dev = np.abs(Q @ A.T - (A @ h)[None, :])  # (M, sets)
+        e = A @ h
+        var = max(var, _variance(e))
+        dev = np.abs(Q @ A.T - e[None, :])  # (M, sets)
         worst = np.maximum(worst, dev.max(axis=1))
     best = int(np.flatnonzero(worst == worst.min())[0])
     out = np.empty(M)
     out[order] = -worst
-    return Selection(int(order[best]), "min_distance", out, max(len(jj), 1), MIN_DISTANCE_CONSTANTS)
+    return Selection(int(order[best]), "min_distance", out, max(len(jj), 1),
+                     MIN_DISTANCE_CONSTANTS, set_variance=var)  # fmt: skip
 
 
 def knockout_tournament(
@@ -148,12 +182,15 @@ def knockout_tournament(
     alive = np.arange(len(Q))
     wins = np.zeros(len(Q))
     n_tests = 0
+    var = 0.0
     while len(alive) > max(survivors, 1):
         perm = rng.permutation(alive)
         nxt = [perm[-1]] if len(perm) % 2 else []
         for a, b in zip(perm[0:-1:2], perm[1::2], strict=False):
             i, j = min(a, b), max(a, b)
-            beat = bool(_scheffe_row(Q, h, i, np.array([j]))[0])
+            beat_row, e = _scheffe_row(Q, h, i, np.array([j]))
+            beat = bool(beat_row[0])
+            var = max(var, _variance(e))
             winner = i if beat else j
             wins[winner] += 1
             nxt.append(winner)
@@ -171,6 +208,7 @@ def knockout_tournament(
         n_tests + final.n_sets,
         MIN_DISTANCE_CONSTANTS,
         survivors=surv,
+        set_variance=max(var, final.set_variance),
     )
 
 
