@@ -567,6 +567,7 @@ def package_checks(paper: Any) -> list[tuple[str, Callable[[Path], None]]]:
                     "true", "--trainer.default_root_dir", str(tmp)]  # fmt: skip
             run = run_cli(paper, args, cwd=tmp)
             assert run.code == 0, f"contract: {cfg.name}: exit {run.code}: {run.err[-1500:]}"
+            assert "Tip:" not in run.out + run.err, f"contract: {cfg.name}: Lightning's tip text"
 
     for cfg, command in command_cfgs.items():
 
