@@ -1,13 +1,14 @@
 """Lightning path: the shared contract, prequential order, and equality with the direct API."""
 
-import lightning.pytorch as pl
 import numpy as np
 import pytest
-import torch
-from anytime_hoeffding.lightning import StreamDataModule, StreamLearnerModule
-from anytime_hoeffding.streams import make_stream
-from anytime_hoeffding.tree import AnytimeHoeffdingTreeClassifier
-from icml26_shared.contract import check_contract
+
+pl = pytest.importorskip("lightning.pytorch", reason="needs the 'lightning' extra")
+torch = pytest.importorskip("torch", reason="needs the 'lightning' extra")
+from anytime_hoeffding.lightning import StreamDataModule, StreamLearnerModule  # noqa: E402
+from anytime_hoeffding.streams import make_stream  # noqa: E402
+from anytime_hoeffding.tree import AnytimeHoeffdingTreeClassifier  # noqa: E402
+from icml26_shared.contract import check_contract  # noqa: E402
 
 
 def _forward(model, batch):
@@ -31,10 +32,10 @@ def _trainer(tmp_path):
 
 
 def test_lightning_path_equals_direct_api(tmp_path):
-    dm = StreamDataModule("sea", n=6_000, chunk_size=1_000, n_holdout=1_000, seed=3)
+    dm = StreamDataModule("planted_tree", n=6_000, chunk_size=1_000, n_holdout=1_000, seed=3)
     module = StreamLearnerModule(n_classes=2, seed=0)
     _trainer(tmp_path).fit(module, datamodule=dm)
-    s = make_stream("sea", 6_000, 3)
+    s = make_stream("planted_tree", 6_000, 3)
     direct = AnytimeHoeffdingTreeClassifier(classes=[0, 1], seed=0)
     for X, y in s.chunks(1_000):
         direct.learn_many(X, y)

@@ -62,7 +62,7 @@ def test_river_ht_splits_on_noise_where_ours_does_not():
 @pytest.mark.parametrize("seed", range(5))
 def test_planted_threshold_recovered(seed):
     s = streams.planted_threshold(3_000, feature=3, threshold=0.6, flip=0.1, seed=seed)
-    tree = Tree().learn_many(s.X, s.y)
+    tree = Tree(leaf_prediction="mc").learn_many(s.X, s.y)
     first = tree.split_log[0]
     assert first["feature"] == 3
     assert abs(first["threshold"] - 0.6) <= 1 / 16  # one bin of the 16-bin grid
@@ -80,13 +80,13 @@ def test_planted_depth_two_tree_recovered():
 
 def test_sea_splits_only_on_relevant_features():
     s = streams.sea(20_000, n_drifts=0, seed=1)
-    tree = Tree().learn_many(s.X, s.y)
+    tree = Tree(leaf_prediction="mc").learn_many(s.X, s.y)
     assert tree.n_nodes > 1
     assert {e["feature"] for e in tree.split_log} <= {0, 1}
 
 
 def _commit_time(eps, seed, cap=60_000):
-    tree = Tree()
+    tree = Tree(leaf_prediction="mc")
     s = streams.weak_signal(cap, eps=eps, seed=seed)
     for X, y in s.chunks(500):
         tree.learn_many(X, y)
@@ -102,11 +102,14 @@ def test_commit_time_follows_inverse_square_law():
     assert 2.5 <= weak / strong <= 6.0
 
 
-def test_holdout_risk_decreases_at_every_split():
-    s = streams.planted_tree(12_000, seed=3)
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_holdout_risk_decreases_at_every_split(seed):
+    """With the default (adaptive naive-Bayes) leaves, every split lowers the hold-out Brier
+    risk of the deployed tree: the test scores the forecasters the leaves deploy."""
+    s = streams.planted_tree(12_000, seed=seed)
     hold = streams.planted_tree(4_000, seed=99)
     onehot = np.eye(2)[hold.y]
-    tree = Tree(leaf_prediction="mc")
+    tree = Tree(classes=[0, 1])  # default leaves; columns of predict_proba = labels 0, 1
 
     def risk():
         return float(((tree.predict_proba_many(hold.X) - onehot) ** 2).sum(axis=1).mean())
@@ -118,7 +121,7 @@ def test_holdout_risk_decreases_at_every_split():
         tree.learn_many(X, y)
         if tree.n_nodes != n_nodes:
             after = risk()
-            assert after <= before + 0.01
+            assert after < before
             checked += 1
             n_nodes = tree.n_nodes
         before = risk() if tree.n_nodes == n_nodes else before
@@ -132,8 +135,8 @@ def _xy(s):
 
 def test_learn_one_loop_equals_learn_many():
     s = streams.sea(3_000, n_irrelevant=2, seed=4)
-    a = Tree(seed=1).learn_many(s.X, s.y)
-    b = Tree(seed=1)
+    a = Tree(seed=1, leaf_prediction="mc").learn_many(s.X, s.y)
+    b = Tree(seed=1, leaf_prediction="mc")
     for x, y in zip(s.X, s.y, strict=True):
         b.learn_one({f"f{j}": v for j, v in enumerate(x)}, int(y))
     assert a.n_nodes == b.n_nodes > 1
@@ -200,7 +203,7 @@ def test_string_labels_learned_in_order_of_appearance():
 
 def test_shapes_and_inspection():
     s = streams.sea(5_000, seed=9)
-    tree = Tree().learn_many(s.X, s.y)
+    tree = Tree(leaf_prediction="mc").learn_many(s.X, s.y)
     assert tree.predict_proba_many(s.X[:7]).shape == (7, 2)  # (n, K)
     assert tree.predict_many(s.X[:7]).shape == (7,)
     assert tree.apply(s.X[:7]).shape == (7,)
@@ -262,8 +265,21 @@ def test_bad_batches():
     assert tree.n_seen == n
 
 
-def test_dict_feature_set_change_rejected():
+def test_dict_features_absent_are_missing_and_new_ones_ignored():
+    """river's convention: features may disappear (missing, routed left) or appear (ignored)."""
     tree = Tree()
     tree.learn_one({"a": 1.0, "b": 2.0}, 0)
-    with pytest.raises(ValueError, match="feature set changed"):
-        tree.learn_one({"a": 1.0, "c": 2.0}, 1)
+    tree.learn_one({"a": 1.0, "c": 2.0}, 1)  # b absent, c new
+    assert tree.feature_names_ == ["a", "b"]
+    p = tree.predict_proba_one({"c": 5.0})
+    assert set(p) == {0, 1} and abs(sum(p.values()) - 1) < 1e-12
+
+
+def test_river_check_estimator():
+    """river's own conventions suite (clone, pickling, emerging/disappearing features, ...)."""
+    try:
+        from river.checks import check_estimator  # river >= 0.22
+    except ImportError:  # pragma: no cover - older river
+        from river.utils.estimator_checks import check_estimator
+
+    check_estimator(Tree(seed=0))

@@ -285,7 +285,7 @@ OURS = {
 }
 
 
-def make_method(name: str, n_features: int, n_classes: int, seed: int = 0, chunk: int = 50,
+def make_method(name: str, n_features: int, n_classes: int, seed: int = 0, chunk: int = 1,
                 **params):  # fmt: skip
     """Build a method by name: ``"ours"``, ``"ours ARF(10)"``, one of :data:`ANCHORS` (river)
     or of :data:`MOA_ANCHORS` (CapyMOA; needs the ``bench`` extra and Java)."""

@@ -7,8 +7,8 @@
 
 from __future__ import annotations
 
-import csv
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -89,96 +89,201 @@ def null_check(
     )
 
 
-def _read_csv(path: Path, label: str | None):
-    import numpy as np
-
-    from .streams import Stream
-
-    with open(path, newline="") as fh:
-        rows = list(csv.reader(fh))
-    if len(rows) < 2:
-        raise UsageError(f"{path}: expected a header row and at least one data row")
-    header, body = rows[0], [r for r in rows[1:] if r]
-    for i, r in enumerate(body, start=2):
-        if len(r) != len(header):
-            raise UsageError(
-                f"{path}: line {i} has {len(r)} fields but the header has {len(header)}"
-            )
-    col = len(header) - 1 if label is None else (header.index(label) if label in header else -1)
-    if col < 0:
-        raise UsageError(f"{path}: no column named {label!r}; columns are {header}")
-    try:
-        X = np.array([[float(v) for i, v in enumerate(r) if i != col] for r in body])
-    except ValueError as exc:
-        raise UsageError(f"{path}: non-numeric feature value ({exc})") from None
-    labels = [r[col] for r in body]
-    uniq = sorted(set(labels))
-    y = np.array([uniq.index(v) for v in labels], dtype=np.int64)
-    return Stream(path.stem, X, y, len(uniq))
-
-
 def evaluate(
     stream: str = "sea", n: int = 20_000, methods: list[str] | None = None,
-    csv_path: Path | None = None, label: str | None = None, missing: str = "error",
-    seed: int = 0,
+    csv: Path | None = None, arff: Path | None = None, target: str | None = None,
+    missing: str = "error", seed: int = 0, save: Path | None = None, out: Path | None = None,
 ) -> None:  # fmt: skip
-    """Prequential accuracy, kappa and size of ours and anchors on a named stream or a CSV.
+    """Prequential (test-then-train) accuracy, kappa and size of ours and anchors on a stream.
 
     Args:
         stream: Named stream (sea, agrawal, hyperplane, rbf, rbf_drift, led, led_drift,
             stagger, phishing, bananas, image_segments, shuttle, digits, elec2, covtype, airlines,
-            noise, ...).
+            noise, ...); replaced by --csv/--arff.
         n: Instances (at most).
         methods: Methods to run (default: ours and river HT).
-        csv_path: CSV file with a header row (numeric features); replaces --stream.
-        label: Label column of the CSV (default: the last one).
-        missing: 'error' (NaN/inf features are rejected) or 'route' (our learners send NaN
-            left; river's anchors do not accept missing values).
+        csv: CSV file with a header row, read in file order (numeric features; empty cells
+            are missing values).
+        arff: ARFF file (nominal features become integer codes); instead of --csv.
+        target: Label column of the file (default: the last one).
+        missing: 'error' (missing/NaN features are rejected) or 'route' (our learners send
+            them left; river's anchors do not accept missing values).
         seed: Stream and learner seed.
+        save: Save our fitted tree here (a pickle for 'predict --model' and 'inspect --model').
+        out: Folder for result.json, results.md and prequential.png.
     """
     import numpy as np
+    from icml26_shared.results import Table, atomic_write_text, ensure_writable_dir
 
     from .anchors import make_method
     from .prequential import prequential
     from .streams import make_stream
+    from .tabular import SavedModel, TableError, read_table, save_model
 
     if n < 1:
         raise UsageError(f"n must be >= 1, got {n}")
-    s = _read_csv(Path(csv_path), label) if csv_path is not None else make_stream(stream, n, seed)
+    if csv is not None and arff is not None:
+        raise UsageError("give --csv or --arff, not both")
+    if missing not in ("error", "route"):
+        raise UsageError(f"missing must be 'error' or 'route', got {missing!r}")
     methods = methods or ["ours", "river HT"]
+    if save is not None and not any(m == "ours" for m in methods):
+        raise UsageError("--save saves the 'ours' tree: include 'ours' in --methods")
+    if out is not None:
+        ensure_writable_dir(out)
+    table = None
+    path = csv if csv is not None else arff
+    if path is not None:
+        try:
+            s, table = read_table(path, target)
+        except TableError as exc:
+            raise UsageError(str(exc)) from None
+        if len(s) > n:
+            s = type(s)(s.name, s.X[:n], s.y[:n], s.n_classes)
+    else:
+        s = make_stream(stream, n, seed)
     params = {"missing": missing}
     built = [make_method(m, s.X.shape[1], s.n_classes, seed=seed,
                          **(params if m.startswith("ours") else {})) for m in methods]  # fmt: skip
     if not np.isfinite(s.X).all():
         if missing == "error":
             raise UsageError(
-                f"{s.name}: the features contain NaN or inf values; pass --missing route "
-                "to route them (our learners only)"
+                f"{s.name}: the features contain missing (empty, NaN) or infinite values; pass "
+                "--missing route to route them (our learners only)"
             )
         anchors = [m for m in methods if not m.startswith("ours")]
         if anchors:
             raise UsageError(
-                f"{s.name}: the features contain NaN or inf values, which river's anchors "
-                f"{anchors} do not accept; run them on complete data"
+                f"{s.name}: the features contain missing values, which river's anchors "
+                f"{anchors} do not accept: pass --methods '[ours]' or complete the data"
             )
+    rows = Table(
+        f"Prequential evaluation on {s.name}",
+        [
+            "stream",
+            "method",
+            "instances",
+            "accuracy",
+            "kappa",
+            "nodes",
+            "depth",
+            "first_split",
+            "inst_per_s",
+        ],  # fmt: skip
+        units={"inst_per_s": "1/s"},
+        notes="Test-then-train, instance by instance, in file (stream) order.",
+    )
+    curves = {}
     for m, model in zip(methods, built, strict=True):
         r = prequential(model, s)
+        curves[m] = r
         print(
             f"{s.name:>16} | {m:>16} | acc {r.accuracy:.4f} | kappa {r.kappa:.4f} | "
             f"nodes {r.n_nodes:4d} | first split {r.first_split} | {r.inst_per_s:,.0f} inst/s"
         )
+        rows.add_row(stream=s.name, method=m, instances=len(s), accuracy=r.accuracy,
+                     kappa=r.kappa, nodes=r.n_nodes, depth=r.depth, first_split=r.first_split,
+                     inst_per_s=r.inst_per_s)  # fmt: skip
+    if save is not None:
+        ours = built[methods.index("ours")].model
+        if table is not None:
+            ours.feature_names_ = list(table.features)
+            saved = SavedModel(ours, list(table.features), table.target,
+                               sorted(set(table.labels)), table.categories, str(Path(path).name))  # fmt: skip
+        else:
+            names = [f"x{j}" for j in range(s.X.shape[1])]
+            ours.feature_names_ = names
+            saved = SavedModel(ours, names, "y", [str(k) for k in range(s.n_classes)],
+                               source=f"stream {stream}")  # fmt: skip
+        save_model(save, saved)
+        print(f"saved our tree to {save}")
+    if out is not None:
+        from .plots import prequential_figure
+
+        out = Path(out)
+        atomic_write_text(out / "result.json", json.dumps(rows.to_dict(), indent=2))
+        atomic_write_text(out / "results.md", rows.to_markdown() + "\n")
+        fig = prequential_figure({s.name: curves}, {s.name: s.drifts})
+        _save_png(fig, out / "prequential.png")
+        print(f"wrote {out / 'result.json'}, {out / 'results.md'}, {out / 'prequential.png'}")
+
+
+def _save_png(fig, path: Path) -> None:
+    import io
+
+    import matplotlib.pyplot as plt
+    from icml26_shared.results import atomic_write_bytes
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def predict_csv(
+    model: Path, csv: Path | None = None, arff: Path | None = None, out: Path | None = None,
+) -> None:  # fmt: skip
+    """Apply a tree saved by 'evaluate --save' to a new file: predictions and probabilities.
+
+    Args:
+        model: Model file written by 'evaluate --save'.
+        csv: CSV file with the model's feature columns (any order; other columns ignored).
+        arff: ARFF file instead of --csv.
+        out: Output CSV (columns: prediction, then one probability per label); default: stdout.
+    """
+    import csv as csvlib
+    import io
+
+    import numpy as np
+    from icml26_shared.results import atomic_write_text
+
+    from .tabular import TableError, load_model, read_features
+
+    if (csv is None) == (arff is None):
+        raise UsageError("give exactly one of --csv or --arff")
+    try:
+        saved = load_model(model)
+        t = read_features(csv if csv is not None else arff, saved.features, saved.target,
+                          saved.categories)  # fmt: skip
+    except TableError as exc:
+        raise UsageError(str(exc)) from None
+    tree = saved.model
+    X = t.X
+    if not np.isfinite(X).all() and tree.missing == "error":
+        raise UsageError(
+            "the file has missing (empty, NaN) feature values and the model was fitted with "
+            "--missing error; refit with 'evaluate --missing route'"
+        )
+    proba = tree.predict_proba_many(X)
+    names = [saved.label_names[int(c)] for c in tree.classes_]
+    pred = [names[k] for k in np.argmax(proba, axis=1)]
+    buf = io.StringIO()
+    w = csvlib.writer(buf, lineterminator="\n")
+    w.writerow(["prediction", *[f"p({c})" for c in names]])
+    for p, row in zip(pred, proba, strict=True):
+        w.writerow([p, *[f"{v:.6g}" for v in row]])
+    if out is None:
+        print(buf.getvalue(), end="")
+    else:
+        atomic_write_text(Path(out), buf.getvalue())
+        print(f"wrote {len(pred)} predictions to {out}")
+    if t.labels is not None:
+        acc = float(np.mean([a == b for a, b in zip(pred, t.labels, strict=True)]))
+        print(f"accuracy against the file's {saved.target!r} column: {acc:.4f}", file=sys.stderr)
 
 
 def inspect(
-    stream: str = "planted_tree", n: int = 20_000, alpha: float = 0.05,
-    alpha_spending: str = "tree", loss: str = "brier", betting: str = "agrapa",
-    bet_cap: float = 0.5, n_bins: int = 16, seed: int = 0, export: Path | None = None,
+    stream: str = "planted_tree", n: int = 20_000, model: Path | None = None,
+    alpha: float = 0.05, alpha_spending: str = "tree", loss: str = "brier",
+    betting: str = "agrapa", bet_cap: float = 0.5, n_bins: int = 16, seed: int = 0,
+    out: Path | None = None,
 ) -> None:  # fmt: skip
-    """Grow our tree on a stream, print it and its split log (optionally export as JSON).
+    """Print a tree and its split log: a saved model (--model) or one grown on a named stream.
 
     Args:
-        stream: Named stream.
+        stream: Named stream to grow a tree on (ignored with --model).
         n: Instances.
+        model: Model file written by 'evaluate --save'.
         alpha: Level of the tree.
         alpha_spending: 'tree' or 'node'.
         loss: 'brier', 'zero_one' or 'log'.
@@ -186,28 +291,51 @@ def inspect(
         bet_cap: Bet cap in (0, 1).
         n_bins: Bins per feature (>= 2).
         seed: Stream seed.
-        export: Optional JSON file for the tree structure and split log.
+        out: Folder for tree.png (the drawing) and tree.json (structure and split log).
     """
-    from icml26_shared.results import atomic_write_text
+    from icml26_shared.results import atomic_write_text, ensure_writable_dir
 
-    from .streams import make_stream
-    from .tree import AnytimeHoeffdingTreeClassifier
+    if out is not None:
+        ensure_writable_dir(out)
+    if model is not None:
+        from .tabular import TableError, load_model
 
-    tree = AnytimeHoeffdingTreeClassifier(
-        alpha=alpha, alpha_spending=alpha_spending, loss=loss, betting=betting,
-        bet_cap=bet_cap, n_bins=n_bins, seed=seed,
-    )  # fmt: skip
-    s = make_stream(stream, n, seed)
-    tree.learn_many(s.X, s.y)
-    print(tree.describe())
+        try:
+            saved = load_model(model)
+        except TableError as exc:
+            raise UsageError(str(exc)) from None
+        tree = saved.model
+        labels = [saved.label_names[int(c)] for c in tree.classes_]
+        title = f"{Path(model).name}: {saved.target} from {saved.source}"
+    else:
+        from .streams import make_stream
+        from .tree import AnytimeHoeffdingTreeClassifier
+
+        tree = AnytimeHoeffdingTreeClassifier(
+            alpha=alpha, alpha_spending=alpha_spending, loss=loss, betting=betting,
+            bet_cap=bet_cap, n_bins=n_bins, seed=seed,
+        )  # fmt: skip
+        s = make_stream(stream, n, seed)
+        tree.learn_many(s.X, s.y)
+        labels = [str(c) for c in tree.classes_]
+        title = f"stream {stream}, {n} instances"
+    print(tree.describe(labels))
     for e in tree.split_log:
         print(
-            f"t={e['t']:>7} node={e['node']:>4} depth={e['depth']} feature={e['feature']} "
-            f"threshold={e['threshold']:.4g} e-value={e['e_value']:.3g}"
+            f"t={e['t']:>7} depth={e['depth']} {e.get('tree', 'deployed'):>9} "
+            f"feature={e['feature']} threshold={e['threshold']:.4g} e-value={e['e_value']:.3g}"
         )
-    if export is not None:
-        payload = {"tree": tree.to_dict(), "split_log": tree.split_log}
-        atomic_write_text(Path(export), json.dumps(payload, indent=2, default=float))
+    for e in tree.drift_log:
+        print(f"t={e['t']:>7} drift: {e['event']}")
+    if out is not None:
+        from .plots import tree_figure
+
+        out = Path(out)
+        payload = {"tree": tree.to_dict(), "labels": labels, "split_log": tree.split_log,
+                   "drift_log": tree.drift_log}  # fmt: skip
+        atomic_write_text(out / "tree.json", json.dumps(payload, indent=2, default=str))
+        _save_png(tree_figure(tree.to_dict(), labels, title), out / "tree.png")
+        print(f"wrote {out / 'tree.png'} and {out / 'tree.json'}")
 
 
 def build_cli() -> PaperCLI:
@@ -221,6 +349,7 @@ def build_cli() -> PaperCLI:
             "null-check": "anytime_hoeffding.cli:null_check",
             "evaluate": "anytime_hoeffding.cli:evaluate",
             "inspect": "anytime_hoeffding.cli:inspect",
+            "predict-csv": "anytime_hoeffding.cli:predict_csv",
         },  # fmt: skip
         trainer_defaults={
             "max_epochs": 1,
@@ -231,6 +360,31 @@ def build_cli() -> PaperCLI:
     )
 
 
+LIGHTNING_EXTRA = "pip install 'anytime-hoeffding[lightning]'"
+
+
+def _lightning_installed() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("torch", "lightning"))
+
+
 def main(args: Sequence[str] | None = None) -> int:
-    """Entry point of the ``anytime-hoeffding`` console script."""
+    """Entry point of the ``anytime-hoeffding`` console script.
+
+    ``predict --model FILE ...`` applies a saved tree to a file (:func:`predict_csv`); the
+    other ``predict`` and ``fit/validate/test`` run through Lightning, which is the optional
+    ``lightning`` extra.
+    """
+    argv = list(sys.argv[1:] if args is None else args)
+    if argv and argv[0] == "predict" and any(a == "--model" or a.startswith("--model=")
+                                             for a in argv[1:]):  # fmt: skip
+        argv[0] = "predict-csv"
+        return build_cli().main(argv)
+    if argv and argv[0] in ("fit", "validate", "test", "predict") and not _lightning_installed():
+        print(
+            f"anytime-hoeffding: error: '{argv[0]}' needs Lightning and torch: {LIGHTNING_EXTRA}",
+            file=sys.stderr,
+        )
+        return 2
     return build_cli().main(args)

@@ -26,14 +26,16 @@ objects on the fast path. Splits and grid fixing are rare events handled in nump
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from .eprocess import eprocess_step, init_state, n_state
-from .predictive_loss import laplace_loss
+from .predictive_loss import laplace_loss, prob_loss
 
-__all__ = ["EV_DONE", "EV_GRID", "EV_SPLIT", "FlatTree", "learn_kernel", "predict_kernel", "route"]
+__all__ = ["EV_DONE", "EV_GRID", "EV_SPLIT", "FlatTree", "TestSpec", "TreeArrays", "learn_kernel",
+           "predict_kernel", "route"]  # fmt: skip
 
 EV_DONE, EV_GRID, EV_SPLIT = 0, 1, 2
 MC, NB, NBA = 0, 1, 2
@@ -47,36 +49,6 @@ def route(x, feature, threshold, left, right):
     while feature[node] >= 0:
         node = left[node] if x[feature[node]] <= threshold[node] else right[node]
     return node
-
-
-@njit(cache=True)
-def _nb_logp(x, s, counts, prior, gauss, n_classes, out):
-    """Gaussian naive-Bayes log scores of slot ``s`` for row ``x`` into ``out[:n_classes]``.
-
-    ``gauss[s, k, j] = (weight, mean, M2)`` of feature ``j`` in class ``k`` (weighted
-    Welford); the class prior is the Laplace frequency of ``prior + counts``. This is the
-    leaf model of river's and MOA's Hoeffding trees.
-    """
-    d = gauss.shape[2]
-    tot = 0.0
-    for k in range(n_classes):
-        tot += prior[s, k] + counts[s, k]
-    for k in range(n_classes):
-        out[k] = math.log(prior[s, k] + counts[s, k] + 1.0) - math.log(tot + n_classes)
-    for j in range(d):
-        xj = x[j]
-        if not math.isfinite(xj):
-            continue
-        for k in range(n_classes):
-            wk = gauss[s, k, j, 0]
-            if wk <= 0.0:
-                out[k] += -27.631021115928547  # log(1e-12): no data for this class
-                continue
-            var = gauss[s, k, j, 2] / wk
-            if var < 1e-9:
-                var = 1e-9
-            dx = xj - gauss[s, k, j, 1]
-            out[k] += -0.5 * math.log(2.0 * math.pi * var) - dx * dx / (2.0 * var)
 
 
 @njit(cache=True, inline="always")
@@ -103,113 +75,237 @@ def _argmax(v, n):
     return best
 
 
+class TreeArrays(NamedTuple):
+    """The arrays of one tree as the compiled kernels take them (one typed object).
+
+    Node arrays ``(Nn,)``: ``feature`` (-1 marks a leaf), ``threshold``, ``left``, ``right``,
+    ``node_slot`` (the leaf's statistics slot, -1 if internal). Slot arrays, leading axis
+    ``S``: warm-up buffer ``nwarm, warm_x (S, n0, d), warm_y, warm_w``; test state
+    ``ready, testing, grid (S, d, B-1), active, log_thr``; class counts ``counts (S, K)``
+    (own data) and ``prior (S, K)`` (inherited from the parent at the split); left-child
+    counts ``cum (S, d, B-1, K)``; e-process states ``estate (S, d, B-1, n_state)``;
+    naive-Bayes statistics ``gauss (S, K, d, 3)``; prequential hits of the two leaf
+    predictors ``mc_correct, nb_correct (S,)``.
+    """
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    node_slot: np.ndarray
+    nwarm: np.ndarray
+    warm_x: np.ndarray
+    warm_y: np.ndarray
+    warm_w: np.ndarray
+    ready: np.ndarray
+    testing: np.ndarray
+    grid: np.ndarray
+    active: np.ndarray
+    log_thr: np.ndarray
+    counts: np.ndarray
+    prior: np.ndarray
+    cum: np.ndarray
+    estate: np.ndarray
+    gauss: np.ndarray
+    mc_correct: np.ndarray
+    nb_correct: np.ndarray
+
+
+class TestSpec(NamedTuple):
+    """Scalars of the split test: classes ``K``, loss code and range ``L``, log-loss clip,
+    betting code, bet cap and leaf-prediction code (``MC``, ``NB`` or ``NBA``)."""
+
+    n_classes: int
+    loss: int
+    loss_scale: float
+    p_min: float
+    betting: int
+    cap: float
+    leaf_mode: int
+
+
+@njit(cache=True, inline="always")
+def _nb_terms(x, s, gauss, n_classes, lik, tot):
+    """Per-class, per-feature Gaussian log-likelihoods ``lik[k, j]`` of slot ``s`` and their
+    sums ``tot[k]``. Unbiased variances (``ddof = 1``); a feature whose class-``k`` Gaussian
+    has no spread yet (or is non-finite in ``x``) contributes 0, as in river's and MOA's
+    naive-Bayes leaves."""
+    d = gauss.shape[2]
+    for k in range(n_classes):
+        tot[k] = 0.0
+    for j in range(d):
+        xj = x[j]
+        for k in range(n_classes):
+            if not math.isfinite(xj):
+                lik[k, j] = 0.0
+                continue
+            wk = gauss[s, k, j, 0]
+            var = gauss[s, k, j, 2] / (wk - 1.0) if wk > 1.0 else 0.0
+            if var <= 0.0:  # no spread seen: the feature says nothing (river's convention)
+                lik[k, j] = 0.0
+            else:
+                dx = xj - gauss[s, k, j, 1]
+                lik[k, j] = -0.5 * math.log(2.0 * math.pi * var) - dx * dx / (2.0 * var)
+            tot[k] += lik[k, j]
+
+
+@njit(cache=True, inline="always")
+def _nb_factors(tot, n_classes, e):
+    """``e[k] = exp(tot[k] - max tot)``: the likelihood part of the naive-Bayes forecast,
+    computed once per instance and shared by the leaf and every candidate child."""
+    top = tot[0]
+    for k in range(1, n_classes):
+        if tot[k] > top:
+            top = tot[k]
+    for k in range(n_classes):
+        e[k] = math.exp(tot[k] - top)
+
+
+@njit(cache=True, inline="always")
+def _nb_proba(c, n_classes, e, out):
+    """Naive-Bayes probabilities ``out[k] ∝ (c[k] + 1) e[k]`` from Laplace class counts ``c``
+    (the Laplace denominator cancels in the normalisation)."""
+    z = 0.0
+    for k in range(n_classes):
+        out[k] = (c[k] + 1.0) * e[k]
+        z += out[k]
+    for k in range(n_classes):
+        out[k] /= z
+
+
 @njit(cache=True)
-def learn_kernel(
-    X, y, w, start, stop, skip_first,
-    feature, threshold, left, right, node_slot,
-    nwarm, warm_x, warm_y, warm_w, ready, testing, grid, active, log_thr,
-    counts, prior, cum, estate, gauss, mc_correct, nb_correct,
-    n_classes, loss, loss_scale, p_min, betting, cap, track_nba,
-):  # fmt: skip
+def learn_kernel(X, y, w, start, stop, skip_first, ts, spec, err_out):
     """Learn rows ``start..stop-1`` of ``X (n, d)``, ``y (n,)``, ``w (n,)`` until an event.
 
-    Returns ``(next_row, event, slot)``: ``EV_DONE`` when all rows are learned, ``EV_GRID``
-    when slot's warm-up buffer just filled (the caller fixes its grid), ``EV_SPLIT`` when
-    slot's best candidate crossed its threshold (the caller splits it). ``skip_first``
-    learns row ``start`` without testing (used when it introduces a new class: the
-    forecasters' class count would otherwise depend on ``y_t``).
+    ``ts`` is a :class:`TreeArrays`, ``spec`` a :class:`TestSpec`. Before learning row ``i``
+    the kernel writes into ``err_out[i]`` whether the predictor the leaf deploys misclassifies
+    it (1.0 / 0.0; -1.0 for a skipped zero-weight row): the prequential error stream of the
+    drift detector. Returns ``(next_row, event, slot)``: ``EV_DONE`` when all rows are
+    learned, ``EV_GRID`` when slot's warm-up buffer just filled (the caller fixes its grid),
+    ``EV_SPLIT`` when slot's best candidate crossed its threshold (the caller splits it).
+    ``skip_first`` learns row ``start`` without testing (used when it introduces a new
+    class: the forecasters' class count would otherwise depend on ``y_t``).
+
+    The increment of candidate ``s = (j, c)`` is ``(l(f0, y) - l(f_s, y)) / L`` where
+    ``f0`` is the forecaster the leaf deploys (Laplace class frequencies of its inherited +
+    own counts, or Gaussian naive Bayes on them, whichever the leaf currently uses) and
+    ``f_s`` the forecaster its child would deploy right after the split: the same kind, with
+    the child's class counts (own left/right counts scaled up by the inherited share) and,
+    for naive Bayes, the leaf's Gaussians (which the child inherits, see
+    :meth:`FlatTree.split`).
     """
     d = X.shape[1]
-    nc = grid.shape[2]
-    n0 = warm_x.shape[1]
-    tmp = np.empty(counts.shape[1], dtype=np.float64)
-    scores = np.empty(counts.shape[1], dtype=np.float64)
+    nc = ts.grid.shape[2]
+    n0 = ts.warm_x.shape[1]
+    K = spec.n_classes
+    kc = ts.counts.shape[1]
+    base = np.empty(kc, dtype=np.float64)
+    child = np.empty(kc, dtype=np.float64)
+    ratio = np.empty(kc, dtype=np.float64)
+    proba = np.empty(kc, dtype=np.float64)
+    tot = np.zeros(kc, dtype=np.float64)
+    efac = np.zeros(kc, dtype=np.float64)
+    lik = np.zeros((kc, d), dtype=np.float64)
+    need_nb = spec.leaf_mode != MC
     for i in range(start, stop):
         wi = w[i]
         if wi <= 0.0:
+            err_out[i] = -1.0
             continue
         x = X[i]
         yi = y[i]
-        node = route(x, feature, threshold, left, right)
-        s = node_slot[node]
-        if track_nba:  # prequential accuracy of the two leaf predictors (before learning)
-            for k in range(n_classes):
-                tmp[k] = prior[s, k] + counts[s, k]
-            if _argmax(tmp, n_classes) == yi:
-                mc_correct[s] += wi
-            _nb_logp(x, s, counts, prior, gauss, n_classes, scores)
-            if _argmax(scores, n_classes) == yi:
-                nb_correct[s] += wi
-        _gauss_update(x, s, yi, wi, gauss)
-        if not ready[s]:
-            m = nwarm[s]
+        s = ts.node_slot[route(x, ts.feature, ts.threshold, ts.left, ts.right)]
+        for k in range(K):
+            base[k] = ts.prior[s, k] + ts.counts[s, k]
+        mc_hit = _argmax(base, K) == yi
+        use_nb = False
+        if need_nb:
+            _nb_terms(x, s, ts.gauss, K, lik, tot)
+            _nb_factors(tot, K, efac)
+            _nb_proba(base, K, efac, proba)
+            nb_hit = _argmax(proba, K) == yi
+            use_nb = spec.leaf_mode == NB or ts.nb_correct[s] >= ts.mc_correct[s]
+            ts.mc_correct[s] += wi * mc_hit
+            ts.nb_correct[s] += wi * nb_hit
+            err_out[i] = 0.0 if (nb_hit if use_nb else mc_hit) else 1.0
+        else:
+            err_out[i] = 0.0 if mc_hit else 1.0
+        _gauss_update(x, s, yi, wi, ts.gauss)
+        if not ts.ready[s]:
+            m = ts.nwarm[s]
             for j in range(d):
-                warm_x[s, m, j] = x[j]
-            warm_y[s, m] = yi
-            warm_w[s, m] = wi
-            nwarm[s] = m + 1
-            counts[s, yi] += wi
+                ts.warm_x[s, m, j] = x[j]
+            ts.warm_y[s, m] = yi
+            ts.warm_w[s, m] = wi
+            ts.nwarm[s] = m + 1
+            ts.counts[s, yi] += wi
             if m + 1 == n0:
                 return i + 1, EV_GRID, s
             continue
-        test = testing[s] and not (skip_first and i == start)
+        test = ts.testing[s] and not (skip_first and i == start)
         best = -np.inf
         if test:
-            l0 = laplace_loss(counts[s], n_classes, yi, loss, p_min)
+            if use_nb:
+                l0 = prob_loss(proba, K, yi, spec.loss, spec.p_min)
+            else:
+                l0 = laplace_loss(base, K, yi, spec.loss, spec.p_min)
+            for k in range(K):
+                own = ts.counts[s, k]
+                ratio[k] = base[k] / own if own > 0.0 else 1.0
         for j in range(d):
             xj = x[j]
             for b in range(nc):
-                goes_left = xj <= grid[s, j, b]
-                if test and active[s, j, b]:
+                goes_left = xj <= ts.grid[s, j, b]
+                if test and ts.active[s, j, b]:
                     if goes_left:
-                        for k in range(n_classes):
-                            tmp[k] = cum[s, j, b, k]
+                        for k in range(K):
+                            child[k] = ts.cum[s, j, b, k] * ratio[k]
                     else:
-                        for k in range(n_classes):
-                            tmp[k] = counts[s, k] - cum[s, j, b, k]
-                    ls = laplace_loss(tmp, n_classes, yi, loss, p_min)
-                    g = (l0 - ls) / loss_scale  # in [-1, 1]
-                    st = estate[s, j, b]
-                    eprocess_step(st, g, wi, betting, cap)
+                        for k in range(K):
+                            child[k] = (ts.counts[s, k] - ts.cum[s, j, b, k]) * ratio[k]
+                    if use_nb:
+                        _nb_proba(child, K, efac, proba)
+                        ls = prob_loss(proba, K, yi, spec.loss, spec.p_min)
+                    else:
+                        ls = laplace_loss(child, K, yi, spec.loss, spec.p_min)
+                    g = (l0 - ls) / spec.loss_scale  # in [-1, 1]
+                    st = ts.estate[s, j, b]
+                    eprocess_step(st, g, wi, spec.betting, spec.cap)
                     if st[0] > best:
                         best = st[0]
                 if goes_left:
-                    cum[s, j, b, yi] += wi
-        counts[s, yi] += wi
-        if test and best >= log_thr[s]:
+                    ts.cum[s, j, b, yi] += wi
+        ts.counts[s, yi] += wi
+        if test and best >= ts.log_thr[s]:
             return i + 1, EV_SPLIT, s
     return stop, EV_DONE, -1
 
 
 @njit(cache=True)
-def predict_kernel(
-    X, feature, threshold, left, right, node_slot,
-    counts, prior, gauss, mc_correct, nb_correct, n_classes, mode, out,
-):  # fmt: skip
-    """Class probabilities ``out (n, K)`` of the rows of ``X (n, d)``."""
-    scores = np.empty(max(n_classes, 1), dtype=np.float64)
+def predict_kernel(X, ts, n_classes, mode, out):
+    """Class probabilities ``out (n, K)`` of the rows of ``X (n, d)`` (``ts``: :class:`TreeArrays`)."""
+    kc = max(n_classes, 1)
+    base = np.empty(kc, dtype=np.float64)
+    tot = np.zeros(kc, dtype=np.float64)
+    lik = np.zeros((kc, X.shape[1]), dtype=np.float64)
+    proba = np.empty(kc, dtype=np.float64)
     for i in range(X.shape[0]):
         x = X[i]
-        s = node_slot[route(x, feature, threshold, left, right)]
-        use_nb = mode == NB or (mode == NBA and nb_correct[s] > mc_correct[s])
+        s = ts.node_slot[route(x, ts.feature, ts.threshold, ts.left, ts.right)]
+        tb = 0.0
+        for k in range(n_classes):
+            base[k] = ts.prior[s, k] + ts.counts[s, k]
+            tb += base[k]
+        use_nb = mode == NB or (mode == NBA and ts.nb_correct[s] >= ts.mc_correct[s])
         if use_nb:
-            _nb_logp(x, s, counts, prior, gauss, n_classes, scores)
-            top = scores[_argmax(scores, n_classes)]
-            tot = 0.0
+            _nb_terms(x, s, ts.gauss, n_classes, lik, tot)
+            _nb_factors(tot, n_classes, tot)
+            _nb_proba(base, n_classes, tot, proba)
             for k in range(n_classes):
-                scores[k] = math.exp(scores[k] - top)
-                tot += scores[k]
-            for k in range(n_classes):
-                out[i, k] = scores[k] / tot
+                out[i, k] = proba[k]
         else:
-            tot = 0.0
             for k in range(n_classes):
-                tot += prior[s, k] + counts[s, k]
-            for k in range(n_classes):
-                if tot > 0.0:
-                    out[i, k] = (prior[s, k] + counts[s, k]) / tot
-                else:
-                    out[i, k] = 1.0 / n_classes
+                out[i, k] = base[k] / tb if tb > 0.0 else 1.0 / n_classes
 
 
 @njit(cache=True)
@@ -383,32 +479,45 @@ class FlatTree:
         return int(j), int(b), float(logk[j, b])
 
     def split(self, node, j, b, t):
-        """Split leaf ``node`` on ``(feature j, cut b)``; return the two child nodes (Step 4)."""
+        """Split leaf ``node`` on ``(feature j, cut b)``; return the two child nodes (Step 4).
+
+        Children inherit the parent's sufficient statistics in the child's share: class
+        counts (the parent's inherited + own counts of that side, as ``prior``), the
+        naive-Bayes statistics (weights scaled per class by the share of the parent's
+        class-``k`` data that went to the child, means and variances kept) and the prequential hit counts of the two leaf predictors (scaled by the
+        child's share), so a child starts by deploying the forecaster the test scored.
+        """
         s = int(self.node_slot[node])
         thr = float(self.grid[s, j, b])
-        left_counts = self.cum[s, j, b].copy()
-        right_counts = self.counts[s] - left_counts
+        own = self.counts[s].copy()
+        base = self.prior[s] + own
+        ratio = np.divide(base, own, out=np.ones_like(own), where=own > 0)
+        sides = (self.cum[s, j, b].copy(), own - self.cum[s, j, b])
+        gauss = self.gauss[s].copy()
+        hits = (self.mc_correct[s], self.nb_correct[s])
+        n_own = max(float(own.sum()), 1e-12)
         depth = int(self.depth[node]) + 1
         self.feature[node] = j
         self.threshold[node] = thr
         self.node_slot[node] = -1
         lnode = self.new_leaf(depth, t=t, slot=s)
         rnode = self.new_leaf(depth, t=t)
-        self.prior[self.node_slot[lnode]] = left_counts
-        self.prior[self.node_slot[rnode]] = right_counts
+        for child, side in zip((lnode, rnode), sides, strict=True):
+            c = self.node_slot[child]
+            self.prior[c] = side * ratio
+            share = np.divide(side, own, out=np.zeros_like(own), where=own > 0)  # (K,)
+            g = gauss * share[:, None, None]
+            g[..., 1] = gauss[..., 1]  # means are kept; weights and M2 scale together
+            self.gauss[c] = g
+            frac = float(side.sum()) / n_own
+            self.mc_correct[c], self.nb_correct[c] = hits[0] * frac, hits[1] * frac
         self.left[node], self.right[node] = lnode, rnode
         return lnode, rnode
 
     # ---------------------------------------------------------------- views
-    def node_args(self):
-        """Routing arrays in the order the kernels take them."""
-        return self.feature, self.threshold, self.left, self.right, self.node_slot
-
-    def slot_args(self):
-        """Learning arrays in the order :func:`learn_kernel` takes them."""
-        return (self.nwarm, self.warm_x, self.warm_y, self.warm_w, self.ready, self.testing,
-                self.grid, self.active, self.log_thr, self.counts, self.prior, self.cum,
-                self.estate, self.gauss, self.mc_correct, self.nb_correct)  # fmt: skip
+    def arrays(self) -> TreeArrays:
+        """The current arrays as one :class:`TreeArrays` (rebuilt after any reallocation)."""
+        return TreeArrays(*(getattr(self, name) for name in TreeArrays._fields))
 
     def bytes_per_leaf(self):
         """Bytes of preallocated statistics per leaf slot (bounded: ``O(n0 d + d B K)``)."""

@@ -142,9 +142,10 @@ class AnytimeARFClassifier:
 
     # ------------------------------------------------------------------ members
     def _new_tree(self):
+        params = {"drift": False, **self.tree_params}  # ARF's own ADWIN handles drift
         return AnytimeHoeffdingTreeClassifier(
             max_features=self.max_features, classes=self.classes,
-            seed=int(self._rng.integers(2**31)), **self.tree_params,
+            seed=int(self._rng.integers(2**31)), **params,
         )  # fmt: skip
 
     def _detector(self, delta):

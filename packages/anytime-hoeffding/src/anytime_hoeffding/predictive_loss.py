@@ -19,7 +19,16 @@ import math
 
 from numba import njit
 
-__all__ = ["BRIER", "LOG", "LOSSES", "ZERO_ONE", "laplace_loss", "loss_code", "loss_range"]
+__all__ = [
+    "BRIER",
+    "LOG",
+    "LOSSES",
+    "ZERO_ONE",
+    "laplace_loss",
+    "loss_code",
+    "loss_range",
+    "prob_loss",
+]
 
 BRIER, ZERO_ONE, LOG = 0, 1, 2
 LOSSES = {"brier": BRIER, "zero_one": ZERO_ONE, "log": LOG}
@@ -68,3 +77,27 @@ def laplace_loss(counts, n_classes, y, code, p_min):
     if p < p_min:
         p = p_min
     return -math.log(p)
+
+
+@njit(cache=True)
+def prob_loss(p, n_classes, y, code, p_min):
+    """Loss of a probability forecast ``p[:n_classes]`` (summing to 1) on label ``y``.
+
+    The same bounded losses as :func:`laplace_loss`, for forecasters that are not class
+    frequencies (the naive-Bayes leaf forecaster of :mod:`anytime_hoeffding.flat_tree`).
+    """
+    if code == BRIER:
+        sq = 0.0
+        for k in range(n_classes):
+            sq += p[k] * p[k]
+        return sq - 2.0 * p[y] + 1.0
+    if code == ZERO_ONE:
+        best = 0
+        for k in range(1, n_classes):
+            if p[k] > p[best]:
+                best = k
+        return 0.0 if best == y else 1.0
+    q = p[y]
+    if q < p_min:
+        q = p_min
+    return -math.log(q)

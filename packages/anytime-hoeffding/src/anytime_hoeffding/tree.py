@@ -24,14 +24,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from river import base
 
 from .alpha_spending import SPENDINGS, log_split_threshold
+from .e_detector import (
+    detector_scan,
+    new_detector,
+    new_swap_state,
+    swap_level,
+    swap_scan,
+)
 from .eprocess import betting_code, check_cap
 from .flat_tree import (
     EV_GRID,
     EV_SPLIT,
     LEAF_PREDICTIONS,
     FlatTree,
+    TestSpec,
     learn_kernel,
     leaves_of,
     predict_kernel,
@@ -50,7 +59,7 @@ def _check_alpha(alpha: float) -> float:
     return alpha
 
 
-class AnytimeHoeffdingTreeClassifier:
+class AnytimeHoeffdingTreeClassifier(base.Classifier):
     """Online decision tree whose splits are decided by anytime-valid e-processes.
 
     Parameters
@@ -87,6 +96,20 @@ class AnytimeHoeffdingTreeClassifier:
         is ordered; grids use the finite values only).
     p_min
         Clip of the log-loss.
+    drift
+        Anytime-valid drift adaptation (default on): an e-detector on the deployed tree's
+        errors starts an alternate tree, which replaces it when a betting e-process finds it
+        significantly better (:mod:`anytime_hoeffding.e_detector`). With ``drift=True`` the
+        ``m``-th tree ever grown (0 = the first) splits at level ``alpha / ((m+1)(m+2))``,
+        so P(any false split in any tree, ever) <= alpha still holds.
+    drift_alpha
+        Level of all swap tests together (the ``m``-th alternate gets
+        ``drift_alpha / (m (m+1))``).
+    drift_patience
+        Instances an alternate may run without winning before it is dropped.
+    detector_threshold
+        Alarm level ``1 / alpha_d`` of the Shiryaev-Roberts e-detector (its mean time to a
+        false alarm on a stationary error stream is at least this many instances).
     seed
         Seed of the feature-subset draws (the only randomness).
 
@@ -113,13 +136,12 @@ class AnytimeHoeffdingTreeClassifier:
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(size=(5000, 5))
-    >>> y = (X[:, 2] > 0.6).astype(int) ^ (rng.uniform(size=5000) < 0.1)
+    >>> y = np.where(X[:, 0] <= 0.5, X[:, 1] > 0.3, X[:, 2] > 0.9).astype(int)
     >>> tree = AnytimeHoeffdingTreeClassifier(seed=0).learn_many(X, y)
-    >>> first = tree.split_log[0]
-    >>> first["feature"], round(first["threshold"], 1), first["t"] < 1000
-    (2, 0.6, True)
-    >>> tree.predict_many(np.array([[0.5, 0.5, 0.9, 0.5, 0.5]]))
-    array([1])
+    >>> [(e["feature"], round(e["threshold"], 1)) for e in tree.split_log]
+    [(1, 0.3), (0, 0.5), (2, 0.9)]
+    >>> tree.predict_many(np.array([[0.2, 0.9, 0.5, 0.5, 0.5], [0.8, 0.5, 0.2, 0.5, 0.5]]))
+    array([1, 0])
     """
 
     def __init__(
@@ -137,6 +159,10 @@ class AnytimeHoeffdingTreeClassifier:
         classes: Sequence[Any] | None = None,
         missing: str = "error",
         p_min: float = 1e-3,
+        drift: bool = True,
+        drift_alpha: float = 0.05,
+        drift_patience: int = 2_000,
+        detector_threshold: float = 10_000.0,
         seed: int | None = None,
     ):
         self.alpha = _check_alpha(alpha)
@@ -184,6 +210,15 @@ class AnytimeHoeffdingTreeClassifier:
             raise ValueError(f"p_min must lie in (0, 1), got {p_min}")
         self.p_min = p_min
         self._loss_scale = loss_range(self._loss, p_min)
+        self.drift = bool(drift)
+        self.drift_alpha = _check_alpha(drift_alpha)
+        if int(drift_patience) != drift_patience or drift_patience < 1:
+            raise ValueError(f"drift_patience must be a positive integer, got {drift_patience}")
+        self.drift_patience = int(drift_patience)
+        if not float(detector_threshold) > 1.0:
+            raise ValueError(f"detector_threshold must be > 1, got {detector_threshold}")
+        self.detector_threshold = float(detector_threshold)
+        self.classes = None if classes is None else list(classes)
         self.seed = seed
         self._rng = np.random.default_rng(seed)
         self.classes_: list[Any] = []
@@ -198,7 +233,14 @@ class AnytimeHoeffdingTreeClassifier:
         self.n_features_in_: int | None = None
         self.feature_names_: list[Any] | None = None
         self._tree: FlatTree | None = None
+        self._alt: FlatTree | None = None  # the alternate tree grown since the last alarm
+        self._n_trees = 0  # trees ever grown (the alpha share of the next one)
+        self._detector = new_detector()
+        self._swap = new_swap_state(self._betting)
+        self._n_alternates = 0
+        self._alt_start = 0
         self._split_log: list[dict[str, Any]] = []
+        self.drift_log: list[dict[str, Any]] = []
         self.n_seen = 0
 
     # ------------------------------------------------------------------ validation
@@ -258,11 +300,13 @@ class AnytimeHoeffdingTreeClassifier:
         Equivalent to calling :meth:`learn_one` on each row in turn. An empty batch is a
         no-op.
         """
-        y_arr = np.asarray(y)
         X_arr = np.asarray(X)
-        if X_arr.size == 0 and y_arr.size == 0:
+        if X_arr.size == 0 and np.asarray(y).size == 0:
             return self
-        X = self._check_X(X_arr)
+        return self._learn_rows(self._check_X(X_arr), y, sample_weight)
+
+    def _learn_rows(self, X, y, sample_weight=None):
+        y_arr = np.asarray(y)
         n = X.shape[0]
         if y_arr.shape[0] != n:
             raise ValueError(f"X has {n} rows but y has {y_arr.shape[0]} labels")
@@ -277,46 +321,84 @@ class AnytimeHoeffdingTreeClassifier:
         codes, firsts = self._encode(y_arr)
         if self._tree is None:
             self.n_features_in_ = X.shape[1]
-            self._tree = FlatTree(
-                X.shape[1], self.n_bins, self.warmup, self._betting,
-                max(2, len(self.classes_) + len(firsts)),
-            )  # fmt: skip
+            self._tree = self._new_tree(max(2, len(self.classes_) + len(firsts)))
+        err_main = np.full(n, -1.0)
+        err_alt = np.full(n, -1.0)
         start = 0
         for pos, label in firsts:
-            self._run(X, codes, w, start, pos, skip_first=False)
+            self._segment(X, codes, w, start, pos, False, err_main, err_alt)
             self._class_index[label] = len(self.classes_)
             self.classes_.append(label)
-            if len(self.classes_) > self._tree.kcap:
-                self._tree.grow_classes(2 * len(self.classes_))
-            self._run(X, codes, w, pos, pos + 1, skip_first=True)
+            for tree in (self._tree, self._alt):
+                if tree is not None and len(self.classes_) > tree.kcap:
+                    tree.grow_classes(2 * len(self.classes_))
+            self._segment(X, codes, w, pos, pos + 1, True, err_main, err_alt)
             start = pos + 1
-        self._run(X, codes, w, start, n, skip_first=False)
+        self._segment(X, codes, w, start, n, False, err_main, err_alt)
         self.n_seen += n
         return self
 
-    def _run(self, X, y, w, start, stop, skip_first):
-        tree = self._tree
+    def _new_tree(self, kcap) -> FlatTree:
+        tree = FlatTree(self.n_features_in_, self.n_bins, self.warmup, self._betting, kcap)
+        m = self._n_trees
+        tree.alpha = self.alpha / ((m + 1) * (m + 2)) if self.drift else self.alpha
+        self._n_trees += 1
+        return tree
+
+    def _segment(self, X, y, w, start, stop, skip_first, err_main, err_alt):
+        """Rows ``start..stop-1`` through the deployed tree, the drift detector and (when
+        one is running) the alternate tree and its swap test."""
+        if start >= stop:
+            return
+        self._run(self._tree, X, y, w, start, stop, skip_first, err_main)
+        if not self.drift:
+            return
+        r0 = start
+        if self._alt is None:
+            a = detector_scan(self._detector, err_main, start, stop,
+                              math.log(self.detector_threshold))  # fmt: skip
+            if a < 0:
+                return
+            self._alt = self._new_tree(self._tree.kcap)
+            self._n_alternates += 1
+            self._swap = new_swap_state(self._betting)
+            self._alt_start = self.n_seen + a + 1
+            self.drift_log.append({"t": self.n_seen + a + 1, "event": "alarm"})
+            r0 = a + 1
+            if r0 >= stop:
+                return
+        self._run(self._alt, X, y, w, r0, stop, skip_first and r0 == start, err_alt)
+        level = swap_level(self.drift_alpha, self._n_alternates)
+        m = swap_scan(self._swap, err_main, err_alt, r0, stop, math.log(1.0 / level),
+                      self._betting, self.bet_cap)  # fmt: skip
+        if m >= 0:
+            self._tree, self._alt = self._alt, None
+            self._detector = new_detector()
+            self.drift_log.append({"t": self.n_seen + m + 1, "event": "swap"})
+        elif self.n_seen + stop - self._alt_start >= self.drift_patience:
+            self._alt = None
+            self.drift_log.append({"t": self.n_seen + stop, "event": "drop"})
+
+    def _run(self, tree, X, y, w, start, stop, skip_first, err):
         i = start
+        spec = TestSpec(len(self.classes_), self._loss, self._loss_scale, self.p_min,
+                        self._betting, self.bet_cap, LEAF_PREDICTIONS[self.leaf_prediction])  # fmt: skip
         while i < stop:
             nxt, event, s = learn_kernel(
-                X, y, w, i, stop, skip_first and i == start,
-                *tree.node_args(), *tree.slot_args(),
-                len(self.classes_), self._loss, self._loss_scale, self.p_min,
-                self._betting, self.bet_cap, self.leaf_prediction == "nba",
-            )  # fmt: skip
+                X, y, w, i, stop, skip_first and i == start, tree.arrays(), spec, err
+            )
             if event == EV_GRID:
-                self._on_grid(s)
+                self._on_grid(tree, s)
             elif event == EV_SPLIT:
-                self._on_split(s, t=self.n_seen + nxt)
+                self._on_split(tree, s, t=self.n_seen + nxt)
             i = nxt
 
-    def _node_of_slot(self, s) -> int:
-        t = self._tree
+    @staticmethod
+    def _node_of_slot(t, s) -> int:
         return int(np.flatnonzero(t.node_slot[: t.n_nodes] == s)[0])
 
-    def _on_grid(self, s):
-        t = self._tree
-        node = self._node_of_slot(s)
+    def _on_grid(self, t, s):
+        node = self._node_of_slot(t, s)
         depth = int(t.depth[node])
         d = t.d
         if self.max_features is None:
@@ -327,13 +409,12 @@ class AnytimeHoeffdingTreeClassifier:
         test = self.max_depth is None or depth < self.max_depth
         t.fix_grid(
             s, allowed,
-            lambda n_active: log_split_threshold(self.alpha, depth, n_active, self.alpha_spending),
+            lambda n_active: log_split_threshold(t.alpha, depth, n_active, self.alpha_spending),
             len(self.classes_), test=test,
         )  # fmt: skip
 
-    def _on_split(self, s, t):
-        tree = self._tree
-        node = self._node_of_slot(s)
+    def _on_split(self, tree, s, t):
+        node = self._node_of_slot(tree, s)
         j, b, logk = tree.best_candidate(s)
         threshold = float(tree.grid[s, j, b])
         n_active = int(tree.active[s].sum())
@@ -349,6 +430,7 @@ class AnytimeHoeffdingTreeClassifier:
                 "log_e_value": logk,
                 "e_value": math.exp(min(logk, 700.0)),
                 "n_candidates": n_active,
+                "tree": "deployed" if tree is self._tree else "alternate",
             }
         )
 
@@ -359,14 +441,15 @@ class AnytimeHoeffdingTreeClassifier:
         K = len(self.classes_)
         if X_arr.size == 0:
             return np.zeros((0, K))
-        X = self._check_X(X_arr)
+        return self._predict_rows(self._check_X(X_arr))
+
+    def _predict_rows(self, X):
+        K = len(self.classes_)
         if self._tree is None or K == 0:
             return np.full((X.shape[0], K), 1.0 / max(K, 1))
         out = np.empty((X.shape[0], K), np.float64)
         t = self._tree
-        predict_kernel(
-            X, *t.node_args(), t.counts, t.prior, t.gauss, t.mc_correct, t.nb_correct, K, LEAF_PREDICTIONS[self.leaf_prediction], out,
-        )  # fmt: skip
+        predict_kernel(X, t.arrays(), K, LEAF_PREDICTIONS[self.leaf_prediction], out)
         return out
 
     def predict_many(self, X) -> np.ndarray:
@@ -381,10 +464,16 @@ class AnytimeHoeffdingTreeClassifier:
         X = self._check_X(X)
         if self._tree is None:
             return np.zeros(X.shape[0], np.int64)
-        return leaves_of(X, *self._tree.node_args()[:4])
+        t = self._tree
+        return leaves_of(X, t.feature, t.threshold, t.left, t.right)
 
     # ------------------------------------------------------------------ river-style API
-    def _row(self, x: Mapping) -> np.ndarray:
+    def _row(self, x: Mapping):
+        """One dict instance as a ``(1, d)`` row in the learned feature order.
+
+        The feature set is fixed by the first ``learn_one``; features absent later are
+        missing values (routed left, skipped by naive Bayes), features never seen are ignored.
+        """
         if not isinstance(x, Mapping):
             raise ValueError(f"x must be a dict of feature -> value, got {type(x).__name__}")
         if self.feature_names_ is None:
@@ -393,24 +482,21 @@ class AnytimeHoeffdingTreeClassifier:
             names = list(x.keys())
         else:
             names = self.feature_names_
-            if len(x) != len(names) or any(k not in x for k in names):
-                raise ValueError(
-                    f"the feature set changed: expected {len(names)} features {names[:5]}..., "
-                    f"got {list(x)[:5]}"
-                )
         try:
-            row = np.array([[float(x[k]) for k in names]], dtype=np.float64)
+            row = np.array([[float(x[k]) if k in x else -np.inf for k in names]], np.float64)
         except (TypeError, ValueError):
             raise ValueError("feature values must be numeric") from None
+        row[np.isnan(row)] = -np.inf
         return row, names
 
     def learn_one(self, x: Mapping, y, w: float = 1.0) -> AnytimeHoeffdingTreeClassifier:
         """Learn one instance given as a ``{feature: value}`` dict (river-compatible)."""
         row, names = self._row(x)
-        self.learn_many(row, [y], None if w == 1.0 else [w])
+        if not names:
+            return self
+        self._learn_rows(row, [y], None if w == 1.0 else [w])
         if self.feature_names_ is None:
             self.feature_names_ = names
-        return self
 
     def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
         """``{label: probability}`` for one dict instance (empty before any label)."""
@@ -419,13 +505,17 @@ class AnytimeHoeffdingTreeClassifier:
         if self.feature_names_ is None and self.n_features_in_ is None:
             return {c: 1.0 / len(self.classes_) for c in self.classes_}
         row, _ = self._row(x)
-        p = self.predict_proba_many(row)[0]
+        p = self._predict_rows(row)[0]
         return {c: float(v) for c, v in zip(self.classes_, p, strict=True)}
 
     def predict_one(self, x: Mapping):
         """Most probable label for one dict instance (``None`` before any label)."""
         proba = self.predict_proba_one(x)
         return max(proba, key=proba.get) if proba else None
+
+    @property
+    def _multiclass(self) -> bool:  # river's tag: any number of classes
+        return True
 
     # ------------------------------------------------------------------ inspection
     @property
@@ -492,17 +582,31 @@ class AnytimeHoeffdingTreeClassifier:
 
         return rec(0)
 
-    def describe(self) -> str:
-        """Indented text rendering of the tree."""
+    def describe(self, label_names: Sequence[str] | None = None) -> str:
+        """Indented text rendering of the tree (``label_names``: text for the classes)."""
         lines = []
+        names = list(label_names) if label_names is not None else None
+
+        def feat(f):
+            return f"x[{f}]" if isinstance(f, (int, np.integer)) else str(f)
 
         def rec(n, indent):
             if n.get("leaf"):
-                lines.append(" " * indent + f"leaf {n['counts']}")
+                counts = n["counts"]
+                if names is not None:
+                    counts = {names[k]: v for k, v in enumerate(counts.values())}
+                total = sum(counts.values())
+                top = max(counts, key=counts.get) if counts else None
+                lines.append(
+                    " " * indent
+                    + f"leaf -> {top} ({total:g} seen: "
+                    + ", ".join(f"{k}: {v:g}" for k, v in counts.items())
+                    + ")"
+                )
                 return
-            lines.append(" " * indent + f"x[{n['feature']}] <= {n['threshold']:.4g}")
+            lines.append(" " * indent + f"{feat(n['feature'])} <= {n['threshold']:.4g}")
             rec(n["left"], indent + 2)
-            lines.append(" " * indent + f"x[{n['feature']}] > {n['threshold']:.4g}")
+            lines.append(" " * indent + f"{feat(n['feature'])} > {n['threshold']:.4g}")
             rec(n["right"], indent + 2)
 
         rec(self.to_dict(), 0)
