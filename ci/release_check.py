@@ -96,16 +96,14 @@ def install(venv: Path, wheels: list[Path], pins: Path) -> Path:
 
 
 SMOKE = r"""
-import json, sys
-from icml26_shared.cli import LIGHTNING_COMMANDS, config_folder
-from icml26_shared.contract import _cli_object, _command_configs
+import importlib, json, sys
+from icml26_shared.cli import LIGHTNING_COMMANDS, config_folder, split_configs
 from icml26_shared.paper import discover_papers
 
 paper = discover_papers()[sys.argv[1]]
-cli = _cli_object(paper)
-folder = config_folder(paper)
+cli = importlib.import_module(f"{paper.import_name}.cli").build_cli()
 commands = [n for n in cli.command_help() if n not in LIGHTNING_COMMANDS]
-fit_cfgs, command_cfgs = _command_configs(folder.parent, commands)
+fit_cfgs, command_cfgs = split_configs(config_folder(paper), commands)
 if cli.model_class is not None and fit_cfgs:
     args = ["fit", "--config", f"{paper.cli}:{fit_cfgs[0].name}", "--trainer.fast_dev_run", "true"]
 elif command_cfgs:

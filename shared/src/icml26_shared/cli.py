@@ -184,6 +184,27 @@ def _resolve_config_arguments(paper: Paper, argv: list[str]) -> list[str]:
     return out
 
 
+def split_configs(folder: Path, commands: Sequence[str]) -> tuple[list[Path], dict[Path, str]]:
+    """Split ``folder/*.yaml`` into Lightning configs and ``{config: command}`` by file name.
+
+    A config for a package command is named ``<command>.yaml`` or ``<command>-*.yaml``; every
+    other one is a ``fit`` config.
+    """
+    lightning_cfgs, command_cfgs = [], {}
+    for path in sorted(folder.glob("*.yaml")):
+        stem = path.stem
+        owner = next(
+            (c for c in sorted(commands, key=len, reverse=True)
+             if stem == c or stem.startswith(f"{c}-") or stem.startswith(f"{c}_")),
+            None,
+        )  # fmt: skip
+        if owner is None:
+            lightning_cfgs.append(path)
+        else:
+            command_cfgs[path] = owner
+    return lightning_cfgs, command_cfgs
+
+
 def list_configs(paper: Paper, argv: Sequence[str]) -> None:
     """``<pkg> configs [FILE]``: list the shipped configs with their first comment, or print one."""
     import argparse

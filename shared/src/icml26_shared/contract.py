@@ -292,26 +292,6 @@ def _cli_object(paper: Any):
     return build()
 
 
-def _command_configs(root: Path, commands: Sequence[str]) -> tuple[list[Path], dict[Path, str]]:
-    """Split ``configs/*.yaml`` into Lightning configs and ``{config: command}`` by file name.
-
-    A config for a package command is named ``<command>.yaml`` or ``<command>-*.yaml``.
-    """
-    lightning_cfgs, command_cfgs = [], {}
-    for path in sorted((root / "configs").glob("*.yaml")):
-        stem = path.stem
-        owner = next(
-            (c for c in sorted(commands, key=len, reverse=True)
-             if stem == c or stem.startswith(f"{c}-") or stem.startswith(f"{c}_")),
-            None,
-        )  # fmt: skip
-        if owner is None:
-            lightning_cfgs.append(path)
-        else:
-            command_cfgs[path] = owner
-    return lightning_cfgs, command_cfgs
-
-
 def _readme_runnable_blocks(readme: Path) -> list[tuple[int, str, str]]:
     """``(line, language, code)`` of each fenced ``python`` or ``bash`` block after ``<!-- run -->``."""
     lines = readme.read_text(encoding="utf-8").splitlines()
@@ -431,7 +411,7 @@ def package_checks(paper: Any) -> list[tuple[str, Callable[[Path], None]]]:
     """The named checks of the package contract for one installed paper package."""
     import inspect
 
-    from .cli import LIGHTNING_COMMANDS, resolve
+    from .cli import LIGHTNING_COMMANDS, resolve, split_configs
     from .experiment import PRESETS
     from .reproduce import load_experiment
 
@@ -553,8 +533,8 @@ def package_checks(paper: Any) -> list[tuple[str, Callable[[Path], None]]]:
             raise AssertionError(message)
 
         return checks
-    lightning_cfgs, command_cfgs = _command_configs(
-        root, [n for n in c.command_help() if n not in LIGHTNING_COMMANDS]
+    lightning_cfgs, command_cfgs = split_configs(
+        root / "configs", [n for n in c.command_help() if n not in LIGHTNING_COMMANDS]
     )
     lightning_cfgs = lightning_cfgs if c.model_class is not None else []
 
