@@ -6,6 +6,7 @@
 """
 
 import csv
+import json
 import subprocess
 import sys
 
@@ -36,14 +37,29 @@ def test_solve_prints_values(capsys):
     assert "V*_1 with delay" in out
 
 
-def test_regret_writes_csv(tmp_path, capsys):
-    out = tmp_path / "r.csv"
+def test_regret_writes_csv_figure_and_summary(tmp_path, capsys):
+    out = tmp_path / "run"
     args = ["regret", "--env", "chain", "--delay", "uniform:1", "--episodes", "5", "--seeds", "2"]
     assert main([*args, "--agents", "[delay-ucbvi-h, random]", "--out", str(out)]) == 0
-    rows = list(csv.DictReader(out.open()))
+    rows = list(csv.DictReader((out / "regret.csv").open()))
     assert len(rows) == 2 * 2 * 5
     assert {r["agent"] for r in rows} == {"delay-ucbvi-h", "random"}
+    summary = json.loads((out / "result.json").read_text())
+    final = [
+        float(r["cumulative_regret"])
+        for r in rows
+        if r["agent"] == "random" and r["episode"] == "5"
+    ]
+    assert summary["regret"]["random"]["regret"] == pytest.approx(sum(final) / 2)
+    assert summary["bonus_scale"] == "theory"  # the default
+    assert summary["c_hoeffding"] == pytest.approx(0.5**0.5)
+    assert (out / "regret.png").read_bytes()[:4] == b"\x89PNG"
     assert "delay-ucbvi-h" in capsys.readouterr().out
+
+
+def test_regret_bonus_scale_must_be_a_number_or_theory(capsys):
+    assert main(["regret", "--episodes", "2", "--seeds", "1", "--bonus_scale", "big"]) == 2
+    assert "--bonus_scale must be a number >= 0 or 'theory'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -125,7 +141,10 @@ def test_bad_user_mdp_is_one_line_and_exit_2(tmp_path, capsys, arrays, message):
         (["solve", "--env", "no/such/file.npz"], "No such file"),
         (["regret", "--episodes", "-3"], "--episodes must be >= 1"),
         (["regret", "--seeds", "0"], "--seeds must be >= 1"),
-        (["regret", "--bonus_scale", "-1", "--episodes", "2"], "need scale >= 0"),
+        (
+            ["regret", "--bonus_scale", "-1", "--episodes", "2"],
+            "--bonus_scale must be a number >= 0",
+        ),
         (["solve", "--env_seed", "-1"], "environment seed must be an integer >= 0"),
     ],
 )

@@ -122,7 +122,7 @@ def make_agent(
     mdp: FiniteMDP,
     d_max: int,
     delay: DelayDistribution | None = None,
-    bonus_scale: float = 0.1,
+    bonus_scale: float | str = "theory",
     delta: float = 0.1,
     known_delay: bool = True,
 ) -> Agent:

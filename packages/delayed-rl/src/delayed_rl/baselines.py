@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .augmented import augmented_size, beliefs, check_size
-from .bonus import Bonus, empirical_kernel, log_term, make_bonus
+from .bonus import Bonus, empirical_kernel, log_term, make_bonus, resolve_scale
 from .interaction import Agent, PolicyTable, Trajectory
 
 
@@ -83,7 +83,7 @@ class UCBVI(Agent):
         d_max: int,
         reward_range: tuple[float, float] = (0.0, 1.0),
         bonus: str | Bonus = "hoeffding",
-        bonus_scale: float = 1.0,
+        bonus_scale: float | str = "theory",
         delta: float = 0.1,
     ) -> None:
         super().__init__(S, A, H, R, d_max, reward_range)
@@ -138,12 +138,20 @@ class BeliefGreedyUCBVI(UCBVI):
 
 
 class NaiveAugmentedUCBVI(Agent):
-    """UCBVI on augmented states with separate counts per augmented state.
+    """UCBVI on augmented states with separate counts per augmented state, known rewards.
 
     Each (x, a) has its own empirical law over the next augmented state (indexed by the
-    frontier advance k and the revealed state s') and its own reward mean; the bonus is
-    c * H * sqrt(L / n(x, a)) with L = log(|X| A H k / delta). Nothing is shared across
-    augmented states, so exploration costs grow with |X| ~ S A^D.
+    frontier advance k and the revealed state s'). Like every other learner it is *given* the
+    mean rewards R(s, a); what it cannot know without a model of P is the law of the hidden
+    current state given x, so it keeps a separate empirical law m_hat(s | x) per augmented
+    state (counted once the state is revealed) and uses r_hat(x, a) = sum_s m_hat(s | x) R(s, a).
+    At level 0 (x = the current state) this is R exactly, as for UCBVI.
+
+    One bonus c * H * span * sqrt(L / n(x, a)), L = log(|X| A H k / delta), covers the
+    estimated reward and transition of (x, a) together; at the last step only the reward is
+    uncertain, so the bonus there is c * span * sqrt(L / n) and 0 at level 0 (known reward, as
+    UCBVI). Unvisited (x, a) are fully optimistic. Nothing is shared across augmented states,
+    so exploration costs grow with |X| ~ S A^D.
 
     Examples
     --------
@@ -163,28 +171,29 @@ class NaiveAugmentedUCBVI(Agent):
         R: np.ndarray,  # noqa: N803
         d_max: int,
         reward_range: tuple[float, float] = (0.0, 1.0),
-        bonus_scale: float = 1.0,
+        bonus_scale: float | str = "theory",
         delta: float = 0.1,
         max_states: int = 2_000_000,
     ) -> None:
         super().__init__(S, A, H, R, d_max, reward_range)
         check_size(self.S, self.A, self.D, max_states)
-        self.bonus_scale, self.delta = float(bonus_scale), float(delta)
+        self.bonus_scale, self.delta = resolve_scale(bonus_scale, "hoeffding"), float(delta)
         # (s_tau, code, a, k, s') for each level l
         self.aug_counts = [
             np.zeros((self.S, self.A**ell, self.A, ell + 2, self.S)) for ell in range(self.D + 1)
         ]
-        self.reward_sums = [np.zeros((self.S, self.A**ell, self.A)) for ell in range(self.D + 1)]
+        # (s_tau, code, s_h): the hidden current state seen once revealed
+        self.state_counts = [np.zeros((self.S, self.A**ell, self.S)) for ell in range(self.D + 1)]
         self.visits = [np.zeros((self.S, self.A**ell, self.A)) for ell in range(self.D + 1)]
 
     def update(self, traj: Trajectory) -> None:
-        """Add the augmented transitions (x_h, a_h, x_{h+1}) and rewards of the episode."""
+        """Add the augmented transitions (x_h, a_h, x_{h+1}) and hidden states of the episode."""
         super().update(traj)
         H = self.H
         for h in range(H):
             ell, s, c, a = traj.ells[h], traj.states[traj.taus[h]], traj.codes[h], traj.actions[h]
             self.visits[ell][s, c, a] += 1
-            self.reward_sums[ell][s, c, a] += traj.rewards[h]
+            self.state_counts[ell][s, c, traj.states[h]] += 1
             if h + 1 < H:
                 k = traj.taus[h + 1] - traj.taus[h]
                 s2 = traj.states[traj.taus[h + 1]]
@@ -195,7 +204,7 @@ class NaiveAugmentedUCBVI(Agent):
         out = super().state_dict()
         for ell in range(self.D + 1):
             out[f"aug_counts_{ell}"] = self.aug_counts[ell]
-            out[f"reward_sums_{ell}"] = self.reward_sums[ell]
+            out[f"state_counts_{ell}"] = self.state_counts[ell]
             out[f"visits_{ell}"] = self.visits[ell]
         return out
 
@@ -204,7 +213,7 @@ class NaiveAugmentedUCBVI(Agent):
         super().load_state_dict(state)
         for ell in range(self.D + 1):
             self.aug_counts[ell] = np.array(state[f"aug_counts_{ell}"], dtype=np.float64)
-            self.reward_sums[ell] = np.array(state[f"reward_sums_{ell}"], dtype=np.float64)
+            self.state_counts[ell] = np.array(state[f"state_counts_{ell}"], dtype=np.float64)
             self.visits[ell] = np.array(state[f"visits_{ell}"], dtype=np.float64)
 
     def policy(self) -> PolicyTable:
@@ -218,10 +227,13 @@ class NaiveAugmentedUCBVI(Agent):
             V_h, act_h = [], []
             for ell in range(min(D, h) + 1):
                 n = np.maximum(self.visits[ell], 1.0)  # (S, A^l, A)
-                r_hat = self.reward_sums[ell] / n
-                beta = np.minimum(vmax, self.bonus_scale * vmax * np.sqrt(L / n))
-                Q = r_hat + beta
+                seen = self.state_counts[ell]  # (S, A^l, S)
+                m_hat = seen / np.maximum(seen.sum(axis=2, keepdims=True), 1.0)
+                if ell == 0:  # x = (0, s): the current state is s
+                    m_hat = np.eye(S)[:, None, :]
+                r_hat = m_hat @ self.R  # (S, A^l, A): known R, estimated hidden-state law
                 if h + 1 < H:
+                    beta = np.minimum(vmax, self.bonus_scale * vmax * np.sqrt(L / n))
                     m = ell + 1
                     cnt = self.aug_counts[ell].reshape(S, A**m, ell + 2, S)
                     tot = np.maximum(cnt.sum(axis=(2, 3)), 1.0)  # (S, A^m)
@@ -232,9 +244,16 @@ class NaiveAugmentedUCBVI(Agent):
                         suffix = np.arange(A**m) % A ** (m - k)
                         Vk = V_next[m - k][:, suffix]  # (S', A^m)
                         cont += np.einsum("sux,xu->su", cnt[:, :, k, :], Vk)
-                    Q = Q + (cont / tot).reshape(S, A**ell, A)
+                    Q = r_hat + beta + (cont / tot).reshape(S, A**ell, A)
+                else:
+                    beta = 0.0 if ell == 0 else self.bonus_scale * self.span * np.sqrt(L / n)
+                    Q = r_hat + beta
                 Q = np.minimum(Q, (H - h) * self.r_max)
-                Q[self.visits[ell] == 0] = (H - h) * self.r_max  # unvisited: fully optimistic
+                unvisited = self.visits[ell] == 0
+                if h + 1 < H:
+                    Q[unvisited] = (H - h) * self.r_max  # unvisited: fully optimistic
+                elif ell > 0:  # last step: the best reward any hidden state could give
+                    Q = np.where(unvisited, self.R.max(axis=0)[None, None, :], Q)
                 a = Q.argmax(axis=2)
                 V_h.append(np.take_along_axis(Q, a[..., None], axis=2)[..., 0])
                 act_h.append(a)

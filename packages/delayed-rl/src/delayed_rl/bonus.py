@@ -17,6 +17,18 @@ Map:
 
 Both return an array of shape (H, S, A); index t is the original step of the transition
 (the bonus at t = H - 1 is unused: there is no transition after the last step).
+
+Theory values of the constant c (:data:`THEORY_SCALE`, :func:`resolve_scale`), ours since the
+paper's own constant could not be read:
+
+- Hoeffding: optimism needs P_hat(s, a) . V >= P(s, a) . V - beta for a *fixed* function V with
+  values in [0, H * span] (the V* argument of UCBVI-CH). One-sided Hoeffding gives
+  P(P . V - P_hat . V > eps) <= exp(-2 n eps^2 / (H span)^2); a union bound over the
+  S A H k (state, action, step, episode) tuples with total failure delta gives
+  eps = H span sqrt(L / (2 n)) with L = log(S A H k / delta), i.e. **c = 1 / sqrt(2)**.
+  Azar et al.'s proof constant (7 H L / sqrt(n)) is looser still.
+- Bernstein: the empirical-Bernstein form below already carries its constants (2 and 7/3,
+  Maurer & Pontil 2009), so its theory value is **c = 1**.
 """
 
 from __future__ import annotations
@@ -24,6 +36,26 @@ from __future__ import annotations
 from typing import Protocol
 
 import numpy as np
+
+#: Theory value of c per bonus family (see the module docstring for the derivation).
+THEORY_SCALE = {"hoeffding": 1.0 / np.sqrt(2.0), "bernstein": 1.0}
+
+
+def resolve_scale(scale: float | str, bonus: str = "hoeffding") -> float:
+    """The constant c as a number: ``"theory"`` becomes :data:`THEORY_SCALE` of ``bonus``.
+
+    >>> round(resolve_scale("theory"), 4), resolve_scale("theory", "bernstein"), resolve_scale(0.1)
+    (0.7071, 1.0, 0.1)
+    """
+    if isinstance(scale, str):
+        if scale != "theory":
+            raise ValueError(f"bonus scale must be a number >= 0 or 'theory', got {scale!r}")
+        if bonus not in THEORY_SCALE:
+            raise ValueError(f"no theory value for bonus {bonus!r}")
+        return float(THEORY_SCALE[bonus])
+    if isinstance(scale, bool) or not np.isfinite(scale) or scale < 0:
+        raise ValueError(f"bonus scale must be a number >= 0 or 'theory', got {scale!r}")
+    return float(scale)
 
 
 class Bonus(Protocol):
@@ -143,9 +175,11 @@ class BernsteinBonus:
         return beta
 
 
-def make_bonus(name: str, scale: float = 1.0, delta: float = 0.1, span: float = 1.0) -> Bonus:
-    """Bonus by name: ``hoeffding`` or ``bernstein``."""
+def make_bonus(
+    name: str, scale: float | str = "theory", delta: float = 0.1, span: float = 1.0
+) -> Bonus:
+    """Bonus by name: ``hoeffding`` or ``bernstein``; ``scale`` a number or ``"theory"``."""
     table = {"hoeffding": HoeffdingBonus, "bernstein": BernsteinBonus}
     if name not in table:
         raise ValueError(f"unknown bonus {name!r}; choose from {sorted(table)}")
-    return table[name](scale=scale, delta=delta, span=span)
+    return table[name](scale=resolve_scale(scale, name), delta=delta, span=span)

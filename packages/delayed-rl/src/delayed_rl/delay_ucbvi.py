@@ -75,7 +75,7 @@ class DelayUCBVI(Agent):
         reward_range: tuple[float, float] = (0.0, 1.0),
         delay: DelayDistribution | None = None,
         bonus: str | Bonus = "hoeffding",
-        bonus_scale: float = 1.0,
+        bonus_scale: float | str = "theory",
         delta: float = 0.1,
         max_states: int = 2_000_000,
     ) -> None:
