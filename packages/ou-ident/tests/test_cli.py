@@ -28,15 +28,15 @@ def experiment(tmp_path_factory):
 
 
 def test_simulate_then_solve_recovers_population_truth(experiment, capsys, tmp_path):
-    out = tmp_path / "fit.json"
-    for method in ("joint", "recursive"):
+    out = tmp_path / "fit"
+    for method in ("joint", "recursive", "efficient"):
         assert (
             main(["solve", "--data", str(experiment), "--method", method, "--out", str(out)]) == 0
         )
         text = capsys.readouterr().out
         err = float(text.split("relative error of A (scale aligned): ")[1].split()[0])
-        assert err < 1e-8
-    assert out.is_file()
+        assert err < 1e-8, method
+    assert {f.name for f in out.iterdir()} >= {"fit.json", "result.json", "fit.png"}
 
 
 def test_solve_does_not_import_lightning(experiment, tmp_path):
@@ -176,6 +176,26 @@ def test_cells_csv_unknown_gene_and_few_cells(tmp_path, capsys):
     small = _cells(tmp_path, n_per=2, p_genes=3)
     with pytest.warns(UserWarning, match="shrinkage"):
         main(["solve", "--data", str(small), "--genes", "[G0, G1, G2]"])
+
+
+def test_solve_models_every_gene_by_default_and_top_k(tmp_path, capsys):
+    f = _cells(tmp_path, n_per=40, p_genes=4)
+    rows = f.read_text().splitlines()
+    scaled = [rows[0]]
+    for r in rows[1:]:  # G2, G3 get a tenth of the spread: the top 2 are G0, G1
+        v = r.split(",")
+        v[2], v[3] = f"{0.1 * float(v[2]):.4f}", f"{0.1 * float(v[3]):.4f}"
+        scaled.append(",".join(v))
+    f.write_text("\n".join(scaled) + "\n")
+    assert main(["solve", "--data", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "modelling 4 of 4 genes (all)" in out
+    assert "strength 0 " not in out
+    assert main(["solve", "--data", str(f), "--top_k", "2"]) == 0
+    assert "modelling 2 of 4 genes (top 2 by variance)" in capsys.readouterr().out
+    _one_line_error(
+        capsys, main(["solve", "--data", str(f), "--top_k", "2", "--genes", "[G0]"]), "not both"
+    )
 
 
 def test_missing_file(capsys):

@@ -9,20 +9,31 @@ sections:
     kds_steps: 10
     sizes: [{p: 4, seeds: 1, methods: ["ours: joint (support known)", "no change"]}]
   error_vs_n: {ns: [1000, 10000, 100000], seeds: 1}
+  efficiency: {p: 4, ns: [100000], seeds: 2}
+  coverage: {p: 3, n: 100000, replications: 3}
 """
+
+SECTIONS = ["comparison", "error_vs_n", "identifiability", "efficiency", "coverage", "sachs"]
 
 
 def test_presets_validate():
     for preset in ("quick", "full", "paper"):
-        assert list(EXPERIMENT.validate(preset)) == ["comparison", "error_vs_n", "identifiability"]
+        assert list(EXPERIMENT.validate(preset)) == SECTIONS
 
 
 def test_sections_run_on_a_tiny_override(tmp_path):
     small = tmp_path / "tiny.yaml"
     small.write_text(TINY)
-    report = EXPERIMENT.run(tmp_path / "out", preset="quick", overrides=[small], log=False)
+    report = EXPERIMENT.run(
+        tmp_path / "out", preset="quick", overrides=[small], log=False, sections=SECTIONS[:5]
+    )
     rows = report.sections["comparison"].tables[0].rows
     assert {r["method"] for r in rows} == {"ours: joint (support known)", "no change"}
     nullity = report.sections["identifiability"].tables[0].rows[0]
     assert nullity["degradation"] == 1 and nullity["shift"] == 4
     assert (tmp_path / "out" / "error_vs_n.png").is_file()
+    eff = report.sections["efficiency"].tables[0].rows[0]
+    assert eff["seeds"] == 2 and eff["unstable (weighted)"].startswith("0/2")
+    cov = {r["parameters"]: r for r in report.sections["coverage"].tables[0].rows}
+    parts = sum(r["count"] for name, r in cov.items() if name != "all")
+    assert cov["all"]["count"] == parts and 0.0 <= cov["all"]["coverage"] <= 1.0

@@ -1,6 +1,7 @@
 """Command line of ou-ident: ``ou-ident --help``.
 
-``fit/validate/test/predict`` (LightningCLI over :class:`~ou_ident.lightning.SteadyStateOU`
+``predict --model fit.json --intervention SPEC`` (the steady state of a fitted model under an
+intervention, :func:`predict`), ``fit/validate/test/predict`` (LightningCLI over :class:`~ou_ident.lightning.SteadyStateOU`
 and the moment datamodules of :mod:`ou_ident.lightning`, ``--data.class_path`` picks synthetic
 or Perturb-seq data), ``reproduce``, and the package commands ``simulate``,
 ``identifiability``, ``solve`` and ``benchmark``.
@@ -158,14 +159,27 @@ def identifiability(
         print(f"warning: {w.message}")
 
 
+def _save_figure(fig, path: Path) -> None:
+    import io
+
+    import matplotlib.pyplot as plt
+    from icml26_shared.results import atomic_write_bytes
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
+
+
 def solve(
     data: Path,
-    method: Literal["joint", "recursive"] = "joint",
+    method: Literal["joint", "efficient", "recursive"] = "joint",
     mask: Path | None = None,
     unknown_support: bool = False,
     l1: float = 0.0,
     ridge: float = 0.0,
     genes: list[str] | None = None,
+    top_k: int | None = None,
     family: Family = "knockdown",
     shrinkage: float = 0.0,
     out: Path | None = None,
@@ -175,15 +189,18 @@ def solve(
     Args:
         data: ``.npz`` from ``ou-ident simulate``, or a CSV with one row per cell
             (gene columns and a ``perturbation`` column, ``control`` for controls).
-        method: ``joint`` (regularised least squares) or ``recursive`` (per SCC).
+        method: ``joint`` (regularised least squares), ``efficient`` (weighted moment
+            equations + stationary Gaussian ML, with standard errors) or ``recursive`` (per SCC).
         mask: Optional ``.npy``/``.csv`` drift support (must contain the diagonal).
         unknown_support: Allow every edge (ignore the file's support).
         l1: L1 penalty on the off-diagonal drift (joint only).
-        ridge: Ridge penalty on the off-diagonal drift (joint only).
-        genes: Genes to model (cells CSV only).
+        ridge: Ridge penalty on the off-diagonal drift (joint and efficient).
+        genes: Genes to model (cells CSV only; default: every gene column).
+        top_k: Model only the top-k genes by variance (cells CSV only).
         family: Intervention family of the perturbations (cells CSV only).
         shrinkage: Covariance shrinkage towards the diagonal (cells CSV only).
-        out: Optional JSON file for the fitted parameters.
+        out: Output folder: ``fit.json`` (reload with ``ou-ident predict --model``),
+            ``result.json`` and ``fit.png`` (drift and observed vs fitted covariances).
     """
     from ou_ident.experiment_file import load_experiment
     from ou_ident.joint import fit_joint
@@ -195,11 +212,19 @@ def solve(
     if data.suffix == ".csv":
         from ou_ident.perturbseq import read_cells_csv
 
-        moments, names = read_cells_csv(data, family=family, genes=genes, shrinkage=shrinkage)
+        if genes is not None and top_k is not None:
+            raise UsageError("give either --genes or --top_k, not both")
+        moments, names = read_cells_csv(
+            data, family=family, genes=genes, shrinkage=shrinkage, top_k=top_k
+        )
         support = None
+        n_cols = len(Path(data).read_text().splitlines()[0].split(",")) - 1
+        chosen = "listed" if genes else (f"top {top_k} by variance" if top_k else "all")
+        print(f"modelling {len(names)} of {n_cols} genes ({chosen}): {', '.join(names[:20])}"
+              + (" ..." if len(names) > 20 else ""))  # fmt: skip
     else:
-        if genes is not None:
-            raise UsageError("--genes applies to a cells CSV, not to an experiment file")
+        if genes is not None or top_k is not None:
+            raise UsageError("--genes/--top_k apply to a cells CSV, not to an experiment file")
         moments, support, truth = load_experiment(data)
         names = [str(i) for i in range(moments[0].p)]
     if mask is not None:
@@ -208,32 +233,178 @@ def solve(
         support = None
     if method == "recursive":
         if l1 or ridge:
-            raise UsageError("--l1/--ridge apply to --method joint")
+            raise UsageError("--l1/--ridge apply to --method joint or efficient")
         if support is None:
             raise UsageError("the recursive estimator needs a support (--mask or the file's)")
         fit = fit_recursive(moments, support)
+    elif method == "efficient":
+        from ou_ident.stationary_likelihood import fit_efficient
+
+        if l1:
+            raise UsageError("--l1 applies to --method joint")
+        fit = fit_efficient(moments, support, ridge=ridge)
     else:
         fit = fit_joint(moments, support, ridge=ridge, l1=l1)
     p = fit.params.p
     print(f"{method} fit of {len(moments)} environments, p={p} (scale: tr D = p)")
+    err = None
     if "A" in truth:
+        err = scale_aligned_rel_error(fit.A, truth["A"])
+        print(f"relative error of A (scale aligned): {err:.4g}")
+    se = fit.standard_errors()
+    layout = fit.layout
+    for env, slices in zip(layout.environments, layout.free_slices, strict=True):
+        for iv, sl, s in zip(env.interventions, slices, fit.strengths[env.name], strict=True):
+            extra = ""
+            if se is not None and sl.stop > sl.start:
+                extra = f" (se {se[sl][0]:.3g} of its free number)"
+            print(f"  {env.name}: {iv.family} on {names[iv.target]}, strength {s:.4g}{extra}")
+    if fit.diagnostics.get("at_boundary"):
         print(
-            f"relative error of A (scale aligned): {scale_aligned_rel_error(fit.A, truth['A']):.4g}"
+            "warning: the likelihood ran to a degenerate boundary (a drift eigenvalue near 0); "
+            "parameters and intervals are weakly identified - give a support (--mask) or more "
+            "interventions"
         )
-    for name, s in fit.strengths.items():
-        if s:
-            print(f"  {name}: strength {', '.join(f'{v:.4g}' for v in s)}")
+    if not fit.params.is_hurwitz:
+        print(
+            "warning: the fitted drift is not Hurwitz (no stationary law); try --method efficient"
+        )
     if out is not None:
-        payload = {
+        from icml26_shared.results import atomic_write_text, ensure_writable_dir
+
+        from ou_ident.fit_figure import plot_fit
+
+        folder = ensure_writable_dir(out)
+        payload = fit.to_json(names)
+        payload["data"] = data.name
+        atomic_write_text(folder / "fit.json", json.dumps(payload, indent=2) + "\n")
+        result = {
             "method": method,
+            "p": p,
+            "environments": [d.name for d in moments],
             "genes": names,
-            "A": fit.A.tolist(),
-            "b": fit.params.b.tolist(),
-            "d": fit.params.d.tolist(),
-            "strengths": fit.strengths,
+            "hurwitz": bool(fit.params.is_hurwitz),
+            "rel_err_A": err,
+            "strengths": {k: list(v) for k, v in fit.strengths.items()},
         }
-        Path(out).write_text(json.dumps(payload, indent=2) + "\n")
-        print(f"wrote {out}")
+        atomic_write_text(folder / "result.json", json.dumps(result, indent=2) + "\n")
+        _save_figure(plot_fit(fit, moments, names), folder / "fit.png")
+        print(f"wrote {folder / 'fit.json'}, {folder / 'result.json'}, {folder / 'fit.png'}")
+
+
+def _parse_intervention(spec: str, genes: list[str]):
+    """``family:target[=strength]`` (target: a gene name or an index) -> (family, k, s)."""
+    from ou_ident.interventions import FAMILIES
+
+    if ":" not in spec:
+        raise UsageError(
+            f"intervention {spec!r}: expected FAMILY:TARGET[=STRENGTH], e.g. degradation:G3=0.5"
+        )
+    family, rest = spec.split(":", 1)
+    family = family.strip()
+    if family not in FAMILIES:
+        raise UsageError(
+            f"unknown intervention family {family!r}; choose one of {sorted(FAMILIES)}"
+        )
+    target, _, strength = rest.partition("=")
+    target = target.strip()
+    if target in genes:
+        k = genes.index(target)
+    elif target.isdigit() and int(target) < len(genes):
+        k = int(target)
+    else:
+        raise UsageError(f"unknown target {target!r}; the model's genes: {', '.join(genes[:20])}")
+    s = None
+    if strength.strip():
+        try:
+            s = float(strength)
+        except ValueError:
+            raise UsageError(f"strength {strength!r} is not a number") from None
+    return family, k, s
+
+
+def predict(
+    model: Path,
+    intervention: str,
+    heldout: Path | None = None,
+    label: str | None = None,
+    out: Path | None = None,
+) -> None:
+    """Predict the steady state of a fitted model under an intervention.
+
+    Args:
+        model: ``fit.json`` written by ``ou-ident solve --out``.
+        intervention: ``FAMILY:TARGET[=STRENGTH]``, e.g. ``degradation:G3=0.5``; without a
+            strength it is calibrated on the target's mean and variance in ``--heldout``.
+        heldout: Optional cells CSV (same format as ``solve``); the rows labelled ``--label``
+            are the held-out environment, scored by the Gaussian 2-Wasserstein distance.
+        label: Perturbation label of the held-out rows (default: the target gene's name).
+        out: Output folder: ``prediction.json`` (mean, covariance, W2).
+    """
+    from ou_ident.interventions import make_intervention
+    from ou_ident.prediction import calibrate_strength, gaussian_w2, predict_intervention
+    from ou_ident.steady_state_fit import OUFit
+
+    model = Path(model)
+    if not model.is_file():
+        raise UsageError(f"model file {str(model)!r} does not exist")
+    try:
+        payload = json.loads(model.read_text())
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{str(model)!r} is not JSON: {exc}") from None
+    fit = OUFit.from_json(payload)
+    genes = list(payload["genes"])
+    family, k, s = _parse_intervention(intervention, genes)
+    held = None
+    if heldout is not None:
+        from ou_ident.perturbseq import read_cells_csv
+
+        lab = label or genes[k]
+        data, held_genes = read_cells_csv(heldout, family=family, genes=genes)
+        match = [d for d in data if d.name == lab]
+        if not match:
+            raise UsageError(f"no cells labelled {lab!r} in {str(heldout)!r}")
+        held = match[0]
+    if s is None:
+        if held is None:
+            raise UsageError(
+                "give a strength (FAMILY:TARGET=STRENGTH) or --heldout to calibrate it"
+            )
+        iv = calibrate_strength(fit.params, family, k, held.mean[k], held.cov[k, k])
+        how = "calibrated on the held-out target's mean and variance"
+    else:
+        try:
+            iv = make_intervention(family, k, s)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        how = "given"
+    mean, cov = predict_intervention(fit.params, iv)
+    print(f"{family} on {genes[k]}, strength {iv.strength:.4g} ({how})")
+    print("predicted steady-state mean: " + ", ".join(
+        f"{g}={m:.4g}" for g, m in zip(genes, mean, strict=True)))  # fmt: skip
+    result = {
+        "model": model.name,
+        "intervention": {"family": family, "target": genes[k], "strength": iv.strength},
+        "genes": genes,
+        "mean": mean.tolist(),
+        "cov": cov.tolist(),
+    }
+    if held is not None:
+        w2 = gaussian_w2(mean, cov, held.mean, held.cov)
+        obs = [d for d in read_cells_csv(heldout, family=family, genes=genes)[0]
+               if d.environment.is_observational]  # fmt: skip
+        w2_none = gaussian_w2(obs[0].mean, obs[0].cov, held.mean, held.cov) if obs else None
+        print(f"W2 to the held-out cells ({held.n} cells): {w2:.4g}"
+              + (f" (no change: {w2_none:.4g})" if w2_none is not None else ""))  # fmt: skip
+        result.update(
+            {"heldout": held.name, "n_heldout": held.n, "w2": w2, "w2_no_change": w2_none}
+        )
+    if out is not None:
+        from icml26_shared.results import atomic_write_text, ensure_writable_dir
+
+        folder = ensure_writable_dir(out)
+        atomic_write_text(folder / "prediction.json", json.dumps(result, indent=2) + "\n")
+        print(f"wrote {folder / 'prediction.json'}")
 
 
 def benchmark(
@@ -291,6 +462,34 @@ def build_cli() -> PaperCLI:
     )
 
 
+def _is_model_predict(argv: list[str]) -> bool:
+    """``predict --model fit.json ...``: the package's command, not Lightning's ``predict``."""
+    if argv[:1] != ["predict"]:
+        return False
+    for i, a in enumerate(argv[1:], start=1):
+        if a.startswith("--model=") and a.endswith(".json"):
+            return True
+        if a == "--model" and i + 1 < len(argv) and argv[i + 1].endswith(".json"):
+            return True
+    return False
+
+
 def main(args: Sequence[str] | None = None) -> int:
-    """Entry point of the ``ou-ident`` console script."""
-    return build_cli().main(args)
+    """Entry point of the ``ou-ident`` console script.
+
+    ``ou-ident predict --model fit.json --intervention SPEC`` runs :func:`predict`; any other
+    ``predict`` is LightningCLI's.
+    """
+    import sys
+
+    argv = list(sys.argv[1:] if args is None else args)
+    cli = build_cli()
+    if _is_model_predict(argv):
+        try:
+            cli._run_function("predict", predict, argv[1:])
+        except SystemExit as exc:
+            return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        except (UsageError, ValueError, OSError, KeyError) as exc:
+            return cli.error(str(exc) or type(exc).__name__)
+        return 0
+    return cli.main(argv)

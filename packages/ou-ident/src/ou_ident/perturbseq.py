@@ -42,6 +42,7 @@ def environments_from_cells(
     genes: Sequence[str] | None = None,
     shrinkage: float = 0.0,
     min_cells: int = 2,
+    top_k: int | None = None,
 ) -> tuple[list[EnvironmentMoments], list[str]]:
     """Moments per perturbation from a cells x genes matrix.
 
@@ -54,9 +55,13 @@ def environments_from_cells(
     gene_names:
         Column names of ``X``.
     genes:
-        Genes to model (``None``: every perturbed gene present in ``gene_names``).
+        Genes to model (``None``: every measured gene, or the ``top_k`` most variable).
     min_cells:
         Perturbations with fewer cells are dropped.
+    top_k:
+        With ``genes=None``: model the ``top_k`` genes of largest variance over all cells
+        (in the table's column order). Perturbations of genes that are not modelled are
+        dropped (the returned names tell which genes are).
 
     Returns
     -------
@@ -72,7 +77,7 @@ def environments_from_cells(
     >>> labels = ["control"] * 20 + ["G1"] * 20 + ["G2"] * 20
     >>> data, genes = environments_from_cells(X, labels, ["G1", "G2", "G3"])
     >>> [d.name for d in data], genes
-    (['control', 'G1', 'G2'], ['G1', 'G2'])
+    (['control', 'G1', 'G2'], ['G1', 'G2', 'G3'])
     """
     X = np.asarray(X, dtype=np.float64)
     labels = np.asarray([str(x).strip() for x in labels])
@@ -89,8 +94,16 @@ def environments_from_cells(
             f"no control cells labelled {control!r} (labels: {sorted(set(labels))[:5]})"
         )
     perturbed = sorted({str(x) for x in labels} - {control})
+    if top_k is not None and genes is not None:
+        raise ValueError("give either genes or top_k, not both")
     if genes is None:
-        genes = [g for g in perturbed if g in gene_names]
+        genes = list(gene_names)
+        if top_k is not None:
+            if top_k < 1:
+                raise ValueError(f"top_k must be >= 1, got {top_k}")
+            var = X.var(axis=0)
+            keep = np.sort(np.argsort(-var, kind="stable")[: min(top_k, len(gene_names))])
+            genes = [gene_names[i] for i in keep]
     genes = list(genes)
     unknown = [g for g in genes if g not in gene_names]
     if unknown:
@@ -185,6 +198,7 @@ def read_cells_csv(
     family: str = "knockdown",
     genes: Sequence[str] | None = None,
     shrinkage: float = 0.0,
+    top_k: int | None = None,
 ) -> tuple[list[EnvironmentMoments], list[str]]:
     """Moments from a CSV with one row per cell: gene columns and a perturbation column.
 
@@ -197,7 +211,7 @@ def read_cells_csv(
     >>> _ = f.write_text("\\n".join(rows))
     >>> data, genes = read_cells_csv(f)
     >>> [d.name for d in data], genes
-    (['control', 'G1'], ['G1'])
+    (['control', 'G1'], ['G1', 'G2'])
     """
     path = Path(path)
     if not path.is_file():
@@ -224,4 +238,6 @@ def read_cells_csv(
             rows.append([float(c) for i, c in enumerate(cells) if i != k])
         except ValueError as exc:
             raise ValueError(f"{str(path)!r} line {lineno}: {exc}") from exc
-    return environments_from_cells(np.array(rows), labels, names, control, family, genes, shrinkage)
+    return environments_from_cells(
+        np.array(rows), labels, names, control, family, genes, shrinkage, top_k=top_k
+    )

@@ -18,6 +18,12 @@ identification algorithm over the SCCs of the drift graph:
    solved by ordinary least squares.
 4. Finally the whole system is rescaled to ``tr D = p``.
 
+Not in the paper (issue #36): by default the equations of each component are weighted
+by their sampling covariance (a first unweighted pass gives the drifts at which the
+weights are evaluated, :mod:`ou_ident.moment_weighting`), and a non-Hurwitz result is
+projected onto Hurwitz drifts by a uniform diagonal shift
+(:func:`ou_ident.hurwitz_projection.project_hurwitz`).
+
 Knock-down factors (a bilinear family) of interventions on ``S`` are found by
 variable projection inside steps 2/3: the linear system is re-solved for each
 trial factor (:func:`ou_ident.moment_equations.profile_knockdowns`).
@@ -41,6 +47,7 @@ from ou_ident.moment_equations import (
     row_metadata,
     solve_normalized,
 )
+from ou_ident.moment_weighting import MomentWeights
 from ou_ident.steady_state_fit import OUFit
 
 __all__ = ["fit_recursive"]
@@ -50,6 +57,8 @@ def fit_recursive(
     data: Sequence[EnvironmentMoments],
     mask,
     lambda_mean: float = 1.0,
+    weighting: str = "efficient",
+    project: bool = True,
 ) -> OUFit:
     """Per-SCC recursive estimator (root: homogeneous + normalisation; others: OLS).
 
@@ -60,7 +69,17 @@ def fit_recursive(
     mask:
         ``(p, p)`` support of the drift (diagonal included); defines the drift graph.
     lambda_mean:
-        Weight of the mean equations relative to the Lyapunov equations.
+        Weight of the mean equations relative to the Lyapunov equations (on top of the
+        efficient weights with ``weighting="efficient"``).
+    weighting:
+        ``"efficient"`` (default): a first unweighted pass, then every component's rows
+        are whitened by their sampling covariance at the first-pass drift
+        (:class:`ou_ident.moment_weighting.MomentWeights`); ``"none"``: the unweighted
+        equations (the paper's algorithm as written).
+    project:
+        Shift the drift's diagonal onto Hurwitz drifts when the estimate is not stable
+        (:func:`ou_ident.hurwitz_projection.project_hurwitz`; recorded in
+        ``diagnostics["projected_to_hurwitz"]``).
 
     Returns
     -------
@@ -84,7 +103,13 @@ def fit_recursive(
     >>> round(fit.strengths["deg0"][0], 6)
     0.7
     """
+    if weighting not in ("efficient", "none"):
+        raise ValueError(f"weighting must be 'efficient' or 'none', got {weighting!r}")
     p = check_environments(data)
+    weights = None
+    if weighting == "efficient":
+        first = fit_recursive(data, mask, lambda_mean, weighting="none", project=False)
+        weights = MomentWeights.for_fit(first.layout, data, first.theta, first.rhos, lambda_mean)
     layout = ParameterLayout(mask, [d.environment for d in data])
     if layout.p != p:
         raise ValueError(f"support mask is {layout.p}x{layout.p}, data have p={p}")
@@ -113,8 +138,14 @@ def fit_recursive(
         n_comp = len(comp)
 
         def solve(rh, cols=cols, rows=rows, norm_pos=norm_pos, root=(k == 0), n=n_comp):
-            M, offset = design_matrix(layout, data, rh, columns=cols, base=theta)
-            M, offset = M[rows], offset[rows]
+            if weights is None:
+                M, offset = design_matrix(
+                    layout, data, rh, columns=cols, base=theta, lambda_mean=lambda_mean
+                )
+                M, offset = M[rows], offset[rows]
+            else:
+                M, offset = design_matrix(layout, data, rh, columns=cols, base=theta)
+                M, offset = weights.apply(M[rows], offset[rows], p, rows)
             if root:  # root: homogeneous, fix the scale on this component
                 z = solve_normalized(M, norm_pos, float(n))
             else:  # downstream: inhomogeneous ordinary least squares
@@ -141,6 +172,17 @@ def fit_recursive(
             )
         report.append({"component": list(comp), "unknowns": int(len(cols)), "conditioning": cond})
         solved.extend(comp)
-    return OUFit.from_theta(
-        layout, theta, rhos, "recursive", {"components": report, "n_components": len(report)}
-    )
+    projected = False
+    if project:
+        from ou_ident.hurwitz_projection import project_hurwitz
+
+        new = project_hurwitz(theta, layout, rhos)
+        projected = not np.allclose(new, theta)
+        theta = new
+    diag = {
+        "components": report,
+        "n_components": len(report),
+        "weighting": weighting,
+        "projected_to_hurwitz": projected,
+    }
+    return OUFit.from_theta(layout, theta, rhos, "recursive", diag)

@@ -10,7 +10,14 @@ calling the public API; sizes in ``configs/reproduce/{quick,full,paper}.yaml``:
    moments), with the fitted slope of the last decades (theory: -1/2 once asymptotic;
    :func:`ou_ident.convergence.error_vs_n_table`);
 3. ``identifiability``: Jacobian nullity per intervention family and graph type
-   (:func:`ou_ident.identifiability.identifiability_table`).
+   (:func:`ou_ident.identifiability.identifiability_table`);
+4. ``efficiency``: the efficient estimator (weighted moments + stationary ML) against the
+   joint and recursive estimators, with the Cramer-Rao scale
+   (:func:`ou_ident.efficiency.efficiency_table`);
+5. ``coverage``: coverage of its 95% intervals over independent replications
+   (:func:`ou_ident.efficiency.coverage_table`);
+6. ``sachs``: held-out interventions of the Sachs et al. (2005) flow-cytometry table shipped
+   in the ``cdt`` wheel, against GIES and no change (:func:`ou_ident.sachs.sachs_table`).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from icml26_shared.experiment import Experiment, Section, SectionResult, seeds
 
 from ou_ident.comparison import comparison_table
 from ou_ident.convergence import error_vs_n_table
+from ou_ident.efficiency import coverage_table, efficiency_table
 from ou_ident.identifiability import identifiability_table
 
 
@@ -51,6 +59,41 @@ def identifiability_section(setting: dict, seed: int):
     return identifiability_table(seed)
 
 
+@dataclass
+class EfficiencySetting:
+    p: int
+    ns: list[int]  # samples per environment
+    seeds: int
+
+
+def efficiency_section(s: EfficiencySetting, seed: int) -> SectionResult:
+    return SectionResult([efficiency_table(s.p, s.ns, seeds(s, seed))])
+
+
+@dataclass
+class CoverageSetting:
+    p: int
+    n: int
+    replications: int
+
+
+def coverage_section(s: CoverageSetting, seed: int) -> SectionResult:
+    return SectionResult([coverage_table(s.p, s.n, s.replications, seed=seed)])
+
+
+@dataclass
+class SachsSetting:
+    families: list[str]  # intervention families of the inhibitors
+    heldout: list[str] | None = None  # inhibitor conditions to hold out (null: all five)
+
+
+def sachs_section(s: SachsSetting, seed: int) -> SectionResult:
+    from ou_ident.sachs import sachs_table
+
+    table, fig, notes = sachs_table(s.families, seed=seed, heldout=s.heldout)
+    return SectionResult([table], {"sachs.png": fig}, notes=notes)
+
+
 EXPERIMENT = Experiment(
     "ou-ident",
     [
@@ -71,6 +114,28 @@ EXPERIMENT = Experiment(
             "identifiability",
             identifiability_section,
             "one drift-changing intervention per SCC identifies the system up to the scale",
+        ),
+        Section(
+            "efficiency",
+            efficiency_section,
+            "weighting the moment equations and refining by stationary Gaussian ML reduces the "
+            "drift error of the joint fit by >= 30% at p = 10, n = 1e5 (issue #36), and the "
+            "weighted recursive fits are stable",
+            EfficiencySetting,
+        ),
+        Section(
+            "coverage",
+            coverage_section,
+            "the efficient estimator's 95% intervals cover the planted parameters 90-98% of the "
+            "time",
+            CoverageSetting,
+        ),
+        Section(
+            "sachs",
+            sachs_section,
+            "on real flow-cytometry data the fitted OU model predicts held-out inhibitions better "
+            "(W2) than GIES + linear SEM and than no change",
+            SachsSetting,
         ),
     ],
     notes=[
