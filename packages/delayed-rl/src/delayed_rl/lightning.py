@@ -69,7 +69,7 @@ class TabularAgentModule(pl.LightningModule):
         agent: str = "delay-ucbvi-h",
         horizon: int | None = None,
         env_seed: int = 0,
-        bonus_scale: float = 0.1,
+        bonus_scale: float | str = 0.03,
         delta: float = 0.1,
         known_delay: bool = True,
     ) -> None:
