@@ -322,7 +322,7 @@ def inspect(
     print(tree.describe(labels))
     for e in tree.split_log:
         print(
-            f"t={e['t']:>7} depth={e['depth']} {e.get('tree', 'deployed'):>9} "
+            f"t={e['t']:>7} tree={e['tree']} depth={e['depth']} "
             f"feature={e['feature']} threshold={e['threshold']:.4g} e-value={e['e_value']:.3g}"
         )
     for e in tree.drift_log:

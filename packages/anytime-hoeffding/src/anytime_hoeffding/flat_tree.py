@@ -85,7 +85,8 @@ class TreeArrays(NamedTuple):
     (own data) and ``prior (S, K)`` (inherited from the parent at the split); left-child
     counts ``cum (S, d, B-1, K)``; e-process states ``estate (S, d, B-1, n_state)``;
     naive-Bayes statistics ``gauss (S, K, d, 3)``; prequential hits of the two leaf
-    predictors ``mc_correct, nb_correct (S,)``.
+    predictors ``mc_correct, nb_correct (S,)``, and of the two child predictors of every
+    candidate ``cand_hits (S, d, B-1, 2)`` (majority class, naive Bayes).
     """
 
     feature: np.ndarray
@@ -109,6 +110,7 @@ class TreeArrays(NamedTuple):
     gauss: np.ndarray
     mc_correct: np.ndarray
     nb_correct: np.ndarray
+    cand_hits: np.ndarray
 
 
 class TestSpec(NamedTuple):
@@ -188,11 +190,12 @@ def learn_kernel(X, y, w, start, stop, skip_first, ts, spec, err_out):
 
     The increment of candidate ``s = (j, c)`` is ``(l(f0, y) - l(f_s, y)) / L`` where
     ``f0`` is the forecaster the leaf deploys (Laplace class frequencies of its inherited +
-    own counts, or Gaussian naive Bayes on them, whichever the leaf currently uses) and
-    ``f_s`` the forecaster its child would deploy right after the split: the same kind, with
-    the child's class counts (own left/right counts scaled up by the inherited share) and,
-    for naive Bayes, the leaf's Gaussians (which the child inherits, see
-    :meth:`FlatTree.split`).
+    own counts, or Gaussian naive Bayes on them, whichever has been more accurate at the
+    leaf) and ``f_s`` the forecaster its child would deploy right after the split: the
+    child's class counts (own left/right counts scaled up by the inherited share) as Laplace
+    frequencies or, with the leaf's Gaussians (which the child inherits, see
+    :meth:`FlatTree.split`), as naive Bayes, whichever of the two has been more accurate for
+    this candidate so far (``cand_hits``, read before ``y_t`` is seen).
     """
     d = X.shape[1]
     nc = ts.grid.shape[2]
@@ -263,8 +266,13 @@ def learn_kernel(X, y, w, start, stop, skip_first, ts, spec, err_out):
                     else:
                         for k in range(K):
                             child[k] = (ts.counts[s, k] - ts.cum[s, j, b, k]) * ratio[k]
-                    if use_nb:
+                    hits = ts.cand_hits[s, j, b]
+                    nb_child = spec.leaf_mode == NB or (need_nb and hits[1] >= hits[0])
+                    if need_nb:
                         _nb_proba(child, K, efac, proba)
+                        hits[1] += wi * (_argmax(proba, K) == yi)
+                    hits[0] += wi * (_argmax(child, K) == yi)
+                    if nb_child:
                         ls = prob_loss(proba, K, yi, spec.loss, spec.p_min)
                     else:
                         ls = laplace_loss(child, K, yi, spec.loss, spec.p_min)
@@ -365,10 +373,12 @@ class FlatTree:
         self.gauss = np.zeros((slots, kcap, d, 3), np.float64)  # (S, K, d, 3) NB stats
         self.mc_correct = np.zeros(slots, np.float64)  # (S,)
         self.nb_correct = np.zeros(slots, np.float64)  # (S,)
+        self.cand_hits = np.zeros((slots, d, nc, 2), np.float64)  # (S, d, B-1, 2)
 
     _NODE = ("feature", "threshold", "left", "right", "node_slot", "depth", "created")
     _SLOT = ("nwarm", "warm_x", "warm_y", "warm_w", "ready", "testing", "grid", "active",
-             "log_thr", "counts", "prior", "cum", "estate", "gauss", "mc_correct", "nb_correct")  # fmt: skip
+             "log_thr", "counts", "prior", "cum", "estate", "gauss", "mc_correct", "nb_correct",
+             "cand_hits")  # fmt: skip
     _FILL = {"feature": -1, "left": -1, "right": -1, "node_slot": -1, "grid": np.inf,
              "log_thr": np.inf}  # fmt: skip
 
@@ -427,7 +437,7 @@ class FlatTree:
         self.grid[s] = np.inf
         self.active[s] = False
         self.log_thr[s] = np.inf
-        for name in ("counts", "prior", "cum", "gauss", "mc_correct", "nb_correct"):
+        for name in ("counts", "prior", "cum", "gauss", "mc_correct", "nb_correct", "cand_hits"):
             getattr(self, name)[s] = 0.0
         self.estate[s] = init_state((self.d, self.B - 1), self.betting)
 
@@ -484,8 +494,9 @@ class FlatTree:
         Children inherit the parent's sufficient statistics in the child's share: class
         counts (the parent's inherited + own counts of that side, as ``prior``), the
         naive-Bayes statistics (weights scaled per class by the share of the parent's
-        class-``k`` data that went to the child, means and variances kept) and the prequential hit counts of the two leaf predictors (scaled by the
-        child's share), so a child starts by deploying the forecaster the test scored.
+        class-``k`` data that went to the child, means and variances kept) and, as the hit counts
+        of its two predictors, the candidate's child-predictor hits (scaled by the child's
+        share), so a child starts by deploying the forecaster the test scored.
         """
         s = int(self.node_slot[node])
         thr = float(self.grid[s, j, b])
@@ -494,7 +505,7 @@ class FlatTree:
         ratio = np.divide(base, own, out=np.ones_like(own), where=own > 0)
         sides = (self.cum[s, j, b].copy(), own - self.cum[s, j, b])
         gauss = self.gauss[s].copy()
-        hits = (self.mc_correct[s], self.nb_correct[s])
+        hits = tuple(self.cand_hits[s, j, b])  # the child predictors the test scored
         n_own = max(float(own.sum()), 1e-12)
         depth = int(self.depth[node]) + 1
         self.feature[node] = j

@@ -342,42 +342,53 @@ class AnytimeHoeffdingTreeClassifier(base.Classifier):
         tree = FlatTree(self.n_features_in_, self.n_bins, self.warmup, self._betting, kcap)
         m = self._n_trees
         tree.alpha = self.alpha / ((m + 1) * (m + 2)) if self.drift else self.alpha
+        tree.index = m
         self._n_trees += 1
         return tree
 
     def _segment(self, X, y, w, start, stop, skip_first, err_main, err_alt):
         """Rows ``start..stop-1`` through the deployed tree, the drift detector and (when
-        one is running) the alternate tree and its swap test."""
+        one is running) the alternate tree and its swap test, in row order: an alarm, a
+        swap or the end of an alternate's patience takes effect at its own row."""
         if start >= stop:
             return
         self._run(self._tree, X, y, w, start, stop, skip_first, err_main)
         if not self.drift:
             return
-        r0 = start
-        if self._alt is None:
-            a = detector_scan(self._detector, err_main, start, stop,
-                              math.log(self.detector_threshold))  # fmt: skip
-            if a < 0:
-                return
-            self._alt = self._new_tree(self._tree.kcap)
-            self._n_alternates += 1
-            self._swap = new_swap_state(self._betting)
-            self._alt_start = self.n_seen + a + 1
-            self.drift_log.append({"t": self.n_seen + a + 1, "event": "alarm"})
-            r0 = a + 1
-            if r0 >= stop:
-                return
-        self._run(self._alt, X, y, w, r0, stop, skip_first and r0 == start, err_alt)
-        level = swap_level(self.drift_alpha, self._n_alternates)
-        m = swap_scan(self._swap, err_main, err_alt, r0, stop, math.log(1.0 / level),
-                      self._betting, self.bet_cap)  # fmt: skip
-        if m >= 0:
-            self._tree, self._alt = self._alt, None
-            self._detector = new_detector()
-            self.drift_log.append({"t": self.n_seen + m + 1, "event": "swap"})
-        elif self.n_seen + stop - self._alt_start >= self.drift_patience:
-            self._alt = None
-            self.drift_log.append({"t": self.n_seen + stop, "event": "drop"})
+        i = start
+        while i < stop:
+            if self._alt is None:
+                a = detector_scan(self._detector, err_main, i, stop,
+                                  math.log(self.detector_threshold))  # fmt: skip
+                if a < 0:
+                    return
+                self._alt = self._new_tree(self._tree.kcap)
+                self._n_alternates += 1
+                self._swap = new_swap_state(self._betting)
+                self._alt_start = self.n_seen + a + 1
+                self.drift_log.append({"t": self.n_seen + a + 1, "event": "alarm"})
+                i = a + 1
+                continue
+            end = min(stop, self._alt_start - self.n_seen + self.drift_patience)
+            self._run(self._alt, X, y, w, i, end, skip_first and i == start, err_alt)
+            level = swap_level(self.drift_alpha, self._n_alternates)
+            m = swap_scan(self._swap, err_main, err_alt, i, end, math.log(1.0 / level),
+                          self._betting, self.bet_cap)  # fmt: skip
+            if m >= 0:  # the alternate has learned rows up to end: it takes over from there
+                old, t_swap = self._tree.index, self.n_seen + m + 1
+                self._split_log = sorted(
+                    (e for e in self._split_log if e["tree"] != old or e["t"] <= t_swap),
+                    key=lambda e: e["t"],
+                )  # the replaced tree's splits after the swap never happened in row order
+                self._tree, self._alt = self._alt, None
+                self._detector = new_detector()
+                self.drift_log.append({"t": self.n_seen + m + 1, "event": "swap"})
+                if end < stop:
+                    self._run(self._tree, X, y, w, end, stop, False, err_main)
+            elif self.n_seen + end - self._alt_start >= self.drift_patience:
+                self._alt = None
+                self.drift_log.append({"t": self.n_seen + end, "event": "drop"})
+            i = end
 
     def _run(self, tree, X, y, w, start, stop, skip_first, err):
         i = start
@@ -430,7 +441,7 @@ class AnytimeHoeffdingTreeClassifier(base.Classifier):
                 "log_e_value": logk,
                 "e_value": math.exp(min(logk, 700.0)),
                 "n_candidates": n_active,
-                "tree": "deployed" if tree is self._tree else "alternate",
+                "tree": tree.index,
             }
         )
 
@@ -521,7 +532,8 @@ class AnytimeHoeffdingTreeClassifier(base.Classifier):
     @property
     def split_log(self) -> list[dict[str, Any]]:
         """One entry per split: time ``t`` (1-based instance index), node, depth, feature,
-        threshold, e-value (and its log), number of candidates tested at that leaf."""
+        threshold, e-value (and its log), number of candidates tested at that leaf, and
+        ``tree``: which tree split (0 = the first tree, ``m`` = the ``m``-th alternate)."""
         return list(self._split_log)
 
     @property
