@@ -114,3 +114,25 @@ def test_filter_command_reports_what_it_removed(tmp_path, capsys):
         assert planted and caught >= (0.8 if cls == "shortcut" else 1.0) * len(planted), cls
     kept = [json.loads(x)["id"] for x in out.read_text().splitlines()]
     assert not set(kept) & removed and (tmp_path / "sheet.csv").is_file()
+
+
+def test_own_data_readme_commands(capsys):
+    """The README's 'On your own data' commands, on the example files in tests/data."""
+    import json
+    from pathlib import Path
+
+    from videokr.cli import main
+    from videokr.rewards import rouge_reward
+
+    data = Path(__file__).parent / "data"
+    corpus, preds = str(data / "own_eval.jsonl"), str(data / "own_predictions.jsonl")
+    main(["eval", "--corpus", corpus, "--predictions", preds, "--judge", "rouge"])
+    res = json.loads(capsys.readouterr().out)
+    rouge = rouge_reward("the cell is stained and counts", "the cells were stained and counted")
+    assert res["problem_type"]["multiple choice"] == 0.5  # q1 right, q2 wrong
+    assert res["problem_type"]["numerical"] == 1.0  # 1200 == 1,200
+    assert abs(res["problem_type"]["open-ended"] - rouge) < 1e-6
+    assert abs(res["overall"] - (1 + 0 + rouge + 1) / 4) < 1e-6
+    main(["eval", "--corpus", corpus, "--predictions", preds])  # rule judge: open-ended skipped
+    res = json.loads(capsys.readouterr().out)
+    assert res["skipped"] == 1 and res["scored"] == 3

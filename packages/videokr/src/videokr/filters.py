@@ -6,7 +6,8 @@ removed ones), so a pipeline can say what each step removed and why.
 * :class:`LicenseFilter` -- drops items whose video the :class:`~videokr.manifest.LicensePolicy` rejects.
 * :class:`ContaminationFilter` -- drops train items whose video (by content hash) is in the eval split.
 * :class:`BlindTextFilter` -- video-dependency filtering: a text-only probe, cross-fitted, removes
-  items it answers with probability >= ``threshold`` (paper: items answerable without the video).
+  items it answers with probability >= ``threshold`` (paper: items answerable without the video);
+  the probe is :class:`InteractionProbe` (question-option cross features) by default.
 * :class:`SingleFrameFilter` -- the same with a probe that sees one (middle) frame (VideoKR-Eval's
   single-frame probing).
 * :class:`SelfConsistencyFilter` -- ``k`` sampled answers from a solver; removes items whose
@@ -17,7 +18,7 @@ removed ones), so a pipeline can say what each step removed and why.
   shingles, confirmed by the same video content.
 
 Probes (also the blind / single-frame baselines of the results table): :class:`BlindTextProbe`,
-:class:`SingleFrameProbe`, :class:`PerceptionSolver`.
+:class:`InteractionProbe`, :class:`SingleFrameProbe`, :class:`PerceptionSolver`.
 """
 
 from __future__ import annotations
@@ -139,6 +140,122 @@ class BlindTextProbe(_Probe):
             if lens.count(top) == 1:
                 lengths[i, n + lens.index(top)] = 1.0
         return np.hstack([bow, lengths])
+
+
+NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "neither", "nor", "cannot"})
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+class InteractionProbe(_Probe):
+    """Text-only probe that scores each option *together with its question* (a cross-feature model).
+
+    One logistic model over (question, option) pairs, shared by all options (a conditional-logit
+    style ranker); an item's option probabilities are its pair scores normalised over its options.
+    Features of option ``k`` of an item:
+
+    * question-word x option-word crosses (``q:w|o:v``): question-conditioned answer priors and
+      word overlap of a particular question word with an option;
+    * option words (``o:v``) and the same *relative to the item's other options*
+      (``1[v in o_k] - mean_j 1[v in o_j]``): marker words, negation that only some options carry;
+    * overlap ``|words(q) & words(o_k)|``, absolute and relative to the other options, and
+      whether it is the unique maximum: topic-word repetition, whatever the word;
+    * length in words and characters, relative to the other options, unique longest / shortest;
+    * the option's position (letter prior).
+
+    Parameters
+    ----------
+    C:
+        Inverse L2 strength of the logistic model (scikit-learn ``LogisticRegression``).
+    n_features:
+        Hashing width for the sparse features (``FeatureHasher``).
+
+    Reference: VideoKR (ICML 2026) Sec. 3.3, video-dependency filtering (items answerable
+    without the video are removed); this probe is ours (the paper uses several strong VLMs).
+
+    >>> recs = [{"question": f"which way , near the {w} ?", "solution": "<answer>A</answer>",
+    ...          "options": [f"A. left near the {w}", "B. right near the cup"]} for w in "abcdefgh"]
+    >>> recs += [{"question": f"which way , near the {w} ?", "solution": "<answer>B</answer>",
+    ...           "options": ["A. left near the cup", f"B. right near the {w}"]} for w in "ijklmnop"]
+    >>> p = InteractionProbe().fit(recs)
+    >>> p.predict([{"question": "which way , near the zz ?", "solution": "<answer>B</answer>",
+    ...             "options": ["A. left near the cup", "B. right near the zz"]}])
+    ['B']
+    """
+
+    def __init__(self, C: float = 1.0, n_features: int = 2**16) -> None:
+        self.C, self.n_features = C, n_features
+
+    def pair_features(self, r: Record) -> list[dict[str, float]]:
+        """One sparse feature dict per option of record ``r``."""
+        q = set(_words(r["question"]))
+        opts = [_words(o) for o in option_texts(r)]
+        sets = [set(o) for o in opts]
+        n = len(opts)
+        vocab = set().union(*sets) if sets else set()
+        share = {v: sum(v in s for s in sets) / n for v in vocab}
+        overlap = [len(q & s) for s in sets]
+        lens = [len(o) for o in opts]
+        chars = [len(" ".join(o)) for o in opts]
+        neg = [sum(w in NEGATIONS for w in o) for o in opts]
+        mean = lambda xs: sum(xs) / n  # noqa: E731
+        out = []
+        for k, s in enumerate(sets):
+            f: dict[str, float] = {f"pos:{k}": 1.0, "bias": 1.0}
+            for v in s:
+                f[f"o:{v}"] = 1.0
+                f[f"rel:{v}"] = 1.0 - share[v]
+                for w in q:
+                    f[f"q:{w}|o:{v}"] = 1.0
+            for v in vocab - s:
+                f[f"rel:{v}"] = -share[v]
+            f["overlap"] = float(overlap[k])
+            f["overlap_rel"] = overlap[k] - mean(overlap)
+            f["overlap_top"] = float(
+                overlap[k] == max(overlap) and overlap.count(max(overlap)) == 1
+            )
+            f["len_rel"] = lens[k] - mean(lens)
+            f["chars_rel"] = (chars[k] - mean(chars)) / 10.0
+            f["longest"] = float(lens[k] == max(lens) and lens.count(max(lens)) == 1)
+            f["shortest"] = float(lens[k] == min(lens) and lens.count(min(lens)) == 1)
+            f["neg_rel"] = neg[k] - mean(neg)
+            out.append(f)
+        return out
+
+    def _matrix(self, records: Sequence[Record]):
+        from sklearn.feature_extraction import FeatureHasher
+
+        hasher = FeatureHasher(n_features=self.n_features, alternate_sign=False)
+        feats, owner = [], []
+        for i, r in enumerate(records):
+            for f in self.pair_features(r):
+                feats.append(f)
+                owner.append(i)
+        return hasher.transform(feats), np.array(owner)
+
+    def fit(self, records: Sequence[Record]) -> InteractionProbe:
+        x, owner = self._matrix(records)
+        labels = np.array([label_index(r) for r in records])
+        pos = np.concatenate([np.arange(len(r["options"])) for r in records])
+        y = (pos == labels[owner]).astype(int)
+        self.clf = LogisticRegression(C=self.C, solver="liblinear", tol=1e-3, random_state=0)
+        self.clf.fit(x, y)
+        return self
+
+    def predict_proba(self, records: Sequence[Record]) -> np.ndarray:
+        out = np.zeros((len(records), len(OPTION_LETTERS)))
+        if not records:
+            return out
+        x, owner = self._matrix(records)
+        score = self.clf.decision_function(x)
+        pos = np.concatenate([np.arange(len(r["options"])) for r in records])
+        for i in range(len(records)):
+            s = score[owner == i]
+            e = np.exp(s - s.max())
+            out[i, pos[owner == i]] = e / e.sum()
+        return out
 
 
 class SingleFrameProbe(_Probe):
@@ -279,13 +396,41 @@ class _ProbeFilter:
 
 
 class BlindTextFilter(_ProbeFilter):
-    """Remove items a text-only probe answers confidently (cross-fitted)."""
+    """Remove items a text-only probe answers confidently (cross-fitted).
+
+    Parameters
+    ----------
+    threshold:
+        An item goes when the out-of-fold probe gives its labelled option probability
+        ``>= threshold`` (0.5 was chosen on four planted shortcut families and checked on a
+        fifth held out of the choice: ``videokr reproduce --sections shortcuts``).
+    folds:
+        Cross-fitting folds: an item is only ever scored by a probe fitted without it.
+    seed:
+        Fold assignment.
+    probe:
+        ``"interaction"`` (:class:`InteractionProbe`, the default: sees question-option
+        interactions) or ``"bow"`` (:class:`BlindTextProbe`, bag of words; the 0.1 filter).
+
+    Reference: VideoKR (ICML 2026) Sec. 3.3 (video-dependency filtering).
+
+    >>> BlindTextFilter().probe().__class__.__name__
+    'InteractionProbe'
+    """
 
     name = "blind_text"
     what = "text alone"
 
+    def __init__(
+        self, threshold: float = 0.5, folds: int = 5, seed: int = 0, probe: str = "interaction"
+    ) -> None:
+        if probe not in ("interaction", "bow"):
+            raise ValueError(f"probe must be 'interaction' or 'bow', got {probe!r}")
+        super().__init__(threshold, folds, seed)
+        self.probe_kind = probe
+
     def probe(self) -> _Probe:
-        return BlindTextProbe()
+        return InteractionProbe() if self.probe_kind == "interaction" else BlindTextProbe()
 
 
 class SingleFrameFilter(_ProbeFilter):

@@ -8,20 +8,31 @@ One section per claim, on the micro-world built and filtered once per run
    SFT -> GRPO (:func:`.synthkr.methods_table`);
 2. ``video_dependency``: blind / single-frame accuracy on the unfiltered vs the filtered eval
    split (:func:`.synthkr.video_dependency_table`);
-3. ``filters``: planted defects caught, genuine items kept (:func:`.synthkr.filter_tables`).
+3. ``filters``: planted defects caught, genuine items kept (:func:`.synthkr.filter_tables`);
+4. ``shortcuts``: the blind filter against five planted shortcut families (one held out of its
+   tuning), judged by an independent text-only learner (:func:`.shortcuts.shortcut_table`).
+
+Every section runs ``seeds`` seeds (3 in every preset): a new micro-world, filtering and
+training per seed; tables show ``mean ± sd`` (counts: sums over seeds). Torch runs on
+``threads`` threads with deterministic algorithms, so a preset gives the same tables on every
+run on the same machine and library versions (timings are kept apart, in the ``timing`` field
+of ``results.json`` and the ``_wall ... s_`` line of ``results.md``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from icml26_shared.experiment import Experiment, Section, SectionResult
+from icml26_shared.experiment import Experiment, Section, SectionResult, seeds
+from icml26_shared.results import Table
 
 from .synthkr import (
     accuracy_figure,
     filter_tables,
     filtered_world,
+    mean_sd_table,
     methods_table,
+    sum_table,
     video_dependency_table,
 )
 
@@ -30,12 +41,14 @@ def _threads(n: int) -> None:
     import torch
 
     torch.set_num_threads(n)
+    torch.use_deterministic_algorithms(True, warn_only=True)
 
 
 @dataclass
 class WorldSetting:
     n_videos: int  # clips of the micro-world
     threads: int = 1  # torch threads (tiny models: more only add contention on small CPUs)
+    seeds: int = 3  # independent micro-worlds and trainings per section
 
 
 @dataclass
@@ -47,20 +60,65 @@ class MethodsSetting(WorldSetting):
 
 
 def methods_section(s: MethodsSetting, seed: int) -> SectionResult:
+    import lightning.pytorch as pl
+
     _threads(s.threads)
-    fw = filtered_world(s.n_videos, seed)
-    table = methods_table(fw, s.sft_steps, s.grpo_steps, s.group, s.grpo_batch, seed)
-    return SectionResult([table], {"synthkr_accuracy.png": accuracy_figure(table)})
+    tables = []
+    for sd in seeds(s, seed):
+        pl.seed_everything(sd, verbose=False)
+        fw = filtered_world(s.n_videos, sd)
+        tables.append(methods_table(fw, s.sft_steps, s.grpo_steps, s.group, s.grpo_batch, sd))
+    table = mean_sd_table(tables, "method")
+    table.notes = (
+        f"{len(tables)} seeds (mean ± sd), one micro-world, filtering and training per seed. "
+        + " ".join(f"Seed {sd}: {t.notes}" for sd, t in zip(seeds(s, seed), tables, strict=True))
+    )
+    per_seed = Table(
+        "Overall accuracy per seed", ["method", *[f"seed {sd}" for sd in seeds(s, seed)]]
+    )
+    for row in tables[0].rows:
+        per_seed.add_row(method=row["method"], **{
+            f"seed {sd}": next(r for r in t.rows if r["method"] == row["method"])["overall"]
+            for sd, t in zip(seeds(s, seed), tables, strict=True)
+        })  # fmt: skip
+    return SectionResult([table, per_seed], {"synthkr_accuracy.png": accuracy_figure(tables)})
 
 
 def video_dependency_section(s: WorldSetting, seed: int):
     _threads(s.threads)
-    return video_dependency_table(filtered_world(s.n_videos, seed))
+    tables = [video_dependency_table(filtered_world(s.n_videos, sd)) for sd in seeds(s, seed)]
+    table = mean_sd_table(tables, "eval split")
+    table.notes += f" {len(tables)} seeds (mean ± sd; items: seed {seed})."
+    return table
 
 
 def filters_section(s: WorldSetting, seed: int):
     _threads(s.threads)
-    return filter_tables(filtered_world(s.n_videos, seed))
+    per_seed = [filter_tables(filtered_world(s.n_videos, sd)) for sd in seeds(s, seed)]
+    n = len(per_seed)
+    filt = sum_table([p[0] for p in per_seed], ("split", "defect"))
+    filt.notes += f" Counts summed over {n} seeds."
+    removed = sum_table([p[1] for p in per_seed], ("split", "filter"))
+    removed.notes = f"Counts summed over {n} seeds."
+    return [filt, removed]
+
+
+@dataclass
+class ShortcutSetting:
+    n_videos: int  # clips per family world (half train, half eval; 3 items per clip)
+    rate: float = 0.3  # share of items planted with the family's shortcut
+    held_out: list[str] = field(default_factory=lambda: ["question_overlap"])
+    learner_epochs: int = 20
+    threads: int = 1
+    seeds: int = 3
+
+
+def shortcuts_section(s: ShortcutSetting, seed: int):
+    from .shortcuts import shortcut_table
+
+    _threads(s.threads)
+    table, _ = shortcut_table(s.n_videos, s.rate, s.held_out, seeds(s, seed), s.learner_epochs)
+    return table
 
 
 EXPERIMENT = Experiment(
@@ -83,6 +141,13 @@ EXPERIMENT = Experiment(
             filters_section,
             "the quality filters catch the planted defects and keep genuine items",
             WorldSetting,
+        ),
+        Section(
+            "shortcuts",
+            shortcuts_section,
+            "after blind filtering, an independent text-only learner is at chance on every "
+            "planted shortcut family (one held out of the filter's tuning), genuine items kept",
+            ShortcutSetting,
         ),
     ],  # fmt: skip
     notes=[

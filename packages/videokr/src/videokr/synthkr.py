@@ -127,8 +127,8 @@ def methods_table(
         ["method", *SKILL_COLS, "overall", "format"],
         notes=(
             f"{len(test)} eval items, {len(train)} train items after filtering "
-            f"({fw.n_videos} clips); greedy decoding; format = share of outputs with "
-            "exactly one <think> and one <answer> block."
+            f"({fw.n_videos} clips); greedy decoding; format = share of outputs that fully "
+            "match <think>...</think> <answer>...</answer> (the authors' rule)."
         ),
     )
     harness = EvalHarness(test)
@@ -201,24 +201,77 @@ def filter_tables(fw: FilteredWorld) -> list[Table]:
     return [filt, removed]
 
 
-def accuracy_figure(table: Table):
-    """Bars of accuracy per skill and overall for every method of :func:`methods_table`."""
+def mean_sd_table(tables: list[Table], key: str, title: str | None = None) -> Table:
+    """Per-seed tables with the same rows (by ``key``) -> one table of ``mean ± sd`` cells.
+
+    >>> a, b = Table("t", ["m", "x"]), Table("t", ["m", "x"])
+    >>> a.add_row(m="u", x=0.5); b.add_row(m="u", x=0.7)
+    >>> mean_sd_table([a, b], "m").rows[0]["x"]
+    '0.6000 ± 0.1000'
+    """
+    import numpy as np
+
+    first = tables[0]
+    out = Table(title or first.title, list(first.columns), notes=first.notes)
+    for row in first.rows:
+        cells = {key: row[key]}
+        for c in first.columns:
+            if c == key:
+                continue
+            vals = [next(r for r in t.rows if r[key] == row[key]).get(c) for t in tables]
+            vals = [v for v in vals if isinstance(v, (int, float))]
+            if not vals:
+                continue
+            if all(v == vals[0] for v in vals):
+                cells[c] = vals[0]
+            else:
+                cells[c] = f"{np.mean(vals):.4f} ± {np.std(vals):.4f}"
+        out.add_row(**cells)
+    return out
+
+
+def sum_table(tables: list[Table], keys: tuple[str, ...], title: str | None = None) -> Table:
+    """Per-seed count tables -> one table of counts summed over seeds (rows matched by ``keys``)."""
+    first = tables[0]
+    out = Table(title or first.title, list(first.columns), notes=first.notes)
+    order: list[tuple] = []
+    sums: dict[tuple, dict] = {}
+    for t in tables:
+        for r in t.rows:
+            k = tuple(r[c] for c in keys)
+            if k not in sums:
+                order.append(k)
+                sums[k] = {c: r[c] for c in keys}
+            for c in first.columns:
+                if c not in keys:
+                    sums[k][c] = sums[k].get(c, 0) + r.get(c, 0)
+    for k in order:
+        out.add_row(**sums[k])
+    return out
+
+
+def accuracy_figure(tables: list[Table]):
+    """Bars (mean over seeds, sd as error bars) of accuracy per skill and overall per method."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    rows = [r for r in table.rows if r["method"] != "chance (1/|options|)"]
+    if isinstance(tables, Table):
+        tables = [tables]
+    methods = [r["method"] for r in tables[0].rows if r["method"] != "chance (1/|options|)"]
+    cols = [*SKILL_COLS, "overall"]
     fig, ax = plt.subplots(figsize=(8, 3.6))
-    width = 0.8 / len(rows)
-    x = np.arange(len(SKILL_COLS) + 1)
-    for i, r in enumerate(rows):
-        vals = [r.get(s) or 0.0 for s in SKILL_COLS] + [r["overall"]]
-        ax.bar(x + i * width, vals, width, label=r["method"])
-    ax.axhline(table.rows[0]["overall"], color="k", ls="--", lw=0.8, label="chance")
-    ax.set_xticks(x + 0.4 - width / 2, [*SKILL_COLS, "overall"])
-    ax.set_ylabel("accuracy (filtered eval)")
+    width = 0.8 / len(methods)
+    x = np.arange(len(cols))
+    for i, m in enumerate(methods):
+        vals = np.array([[next(r for r in t.rows if r["method"] == m).get(c) or 0.0 for c in cols]
+                         for t in tables])  # fmt: skip
+        ax.bar(x + i * width, vals.mean(0), width, yerr=vals.std(0), label=m, capsize=2)
+    ax.axhline(tables[0].rows[0]["overall"], color="k", ls="--", lw=0.8, label="chance")
+    ax.set_xticks(x + 0.4 - width / 2, cols)
+    ax.set_ylabel(f"accuracy (filtered eval, {len(tables)} seeds)")
     ax.set_ylim(0, 1)
     ax.legend(fontsize=7, ncol=2)
     return fig
