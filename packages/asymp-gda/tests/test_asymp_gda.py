@@ -7,6 +7,8 @@ import pytest
 import torch
 from asymp_gda.asymp_gda import asymp_gda
 from asymp_gda.baselines import gda, ogda, symp_gda
+from asymp_gda.exploitability import exploitability_x, exploitability_y, nash_conv
+from asymp_gda.hitting_time import baseline_hitting_times
 from asymp_gda.matrix_game import MatrixGame, biased_rps, m_ne, random_game
 from asymp_gda.parameter_free import parameter_free
 from asymp_gda.perturbed_solution import (
@@ -85,14 +87,47 @@ def test_least_norm_selection_with_duplicated_row():
     assert torch.allclose(tr.x[0], expected, atol=1e-7)
 
 
-def test_parameter_free_stops_below_eps_with_mu_below_threshold():
+def test_parameter_free_certifies_nash_conv_without_an_lp(monkeypatch):
+    """Alg. 1 must run without the game value: any LP call fails the test."""
+    import asymp_gda.linear_program as lp
+
+    def no_lp(*a, **k):
+        raise AssertionError("parameter_free called the LP")
+
+    monkeypatch.setattr(lp, "solve_lp", no_lp)
     games = [random_game(4, seed=s) for s in range(3)]
     r = parameter_free(games, eps=1e-6, eta_scale=0.5, max_iterations=100_000)
+    monkeypatch.undo()
     assert bool(r.converged.all())
-    assert (r.exploitability <= 1e-6).all()
-    for g, mu in zip(games, r.mu.tolist(), strict=True):
-        # the certificate only halves mu above the threshold, so it stops within a factor 2 below it
-        assert mu <= 2 * invariance_threshold(g) * (1 + 1e-3)
+    for k, g in enumerate(games):
+        # the reported NashConv is the pair's true duality gap, and bounds both exploitabilities
+        gap = float(nash_conv(g, r.x[k : k + 1], r.y[k : k + 1])[0])
+        assert abs(gap - float(r.nash_conv[k])) < 1e-12
+        assert float(exploitability_x(g, r.x[k : k + 1])[0]) <= 1e-6 + 1e-12
+        assert float(exploitability_y(g, r.y[k : k + 1])[0]) <= 1e-6 + 1e-12
+        # halving stops once mu is below the invariance threshold (never far below it)
+        assert float(r.mu_x[k]) >= invariance_threshold(g) / 64
+    assert torch.equal(r.gradient_evaluations, 4 * r.iterations)
+
+
+@pytest.mark.parametrize("eps", [1e-3, 1e-8])
+def test_parameter_free_converged_is_exactly_nash_conv_below_eps(eps):
+    games = [random_game(6, seed=s) for s in range(4)]
+    r = parameter_free(games, eps=eps, eta_scale=0.5, max_iterations=2_000)
+    assert torch.equal(r.converged, r.nash_conv <= eps)
+    for k, g in enumerate(games):
+        assert abs(float(nash_conv(g, r.x[k : k + 1], r.y[k : k + 1])[0] - r.nash_conv[k])) < 1e-12
+
+
+def test_baseline_hitting_times_agree_with_the_trajectories():
+    """OGDA's hitting time (in gradient evaluations) matches the NashConv curve of ``ogda``."""
+    g = biased_rps()
+    hit = int(baseline_hitting_times(g, "OGDA", [0.1], eps=1e-6, check_every=1)[0])
+    tr = ogda(g, eta=0.1, iterations=hit // 2, record_every=1)
+    nc = tr.curve("nash_conv")[:, 0]
+    assert float(nc[-1]) <= 1e-6 < float(nc[-2])
+    eg = int(baseline_hitting_times(g, "EG", [0.1], eps=1e-6, check_every=1)[0])
+    assert eg % 4 == 0 and eg > 0
 
 
 def test_ogda_reaches_machine_precision():

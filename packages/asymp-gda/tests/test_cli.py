@@ -32,7 +32,78 @@ def test_solve_does_not_import_lightning(tmp_path):
 def test_solve_brps(capsys):
     assert main(["solve", "--game", "brps", "--eta", "0.1", "--iterations", "1500"]) == 0
     out = capsys.readouterr().out
-    assert "nash_conv" in out and "[0.2, 0.6, 0.2]" in out
+    assert "NashConv" in out and "[0.2, 0.6, 0.2]" in out
+
+
+@pytest.mark.parametrize("side", ["x", "y", "both"])
+@pytest.mark.parametrize("eps", [1e-3, 1e-12])
+def test_converged_matches_reported_nash_conv_for_every_side(tmp_path, side, eps):
+    """Issue #37: ``converged`` is exactly ``nash_conv <= eps`` of the written pair, all sides."""
+    import json
+
+    import torch
+    from asymp_gda.exploitability import nash_conv
+    from asymp_gda.matrix_game import biased_rps
+
+    out = tmp_path / side
+    args = ["solve", "--game", "brps", "--side", side, "--eta", "0.1", "--iterations", "300"]
+    assert main([*args, "--eps", str(eps), "--out", str(out)]) == 0
+    rec = json.loads((out / "result.json").read_text())
+    st = json.loads((out / "strategies.json").read_text())
+    x = torch.tensor([st["x"]], dtype=torch.float64)
+    y = torch.tensor([st["y"]], dtype=torch.float64)
+    assert abs(float(nash_conv(biased_rps(), x, y)[0]) - rec["nash_conv"]) < 1e-12
+    assert rec["converged"] == (rec["nash_conv"] <= eps)
+    trace = json.loads((out / "trace.json").read_text())
+    assert trace["nash_conv"][-1] == rec["nash_conv"]
+
+
+def test_param_free_solve_writes_certified_result(tmp_path):
+    import json
+
+    out = tmp_path / "pf"
+    assert main(["solve", "--game", "random6", "--method", "param_free", "--eta", "0.5",
+                 "--iterations", "50000", "--eps", "1e-6", "--out", str(out)]) == 0  # fmt: skip
+    rec = json.loads((out / "result.json").read_text())
+    assert rec["converged"] and rec["nash_conv"] <= 1e-6
+    assert rec["gradient_evaluations"] == rec["updates"]
+    assert (out / "convergence.png").stat().st_size > 1000
+
+
+def test_own_data_example_from_the_readme(tmp_path):
+    """The README's "On your own data" commands, on the shipped example payoff."""
+    import json
+    import subprocess
+    import sys
+
+    data = Path(__file__).parent / "data" / "payoff.csv"
+    code = "import sys; from asymp_gda.cli import main; sys.exit(main(sys.argv[1:]))"
+    for method in ("param_free", "ogda"):
+        out = tmp_path / method
+        args = ["solve", "--payoff", str(data), "--method", method, "--eta", "0.5",
+                "--iterations", "20000", "--out", str(out)]  # fmt: skip
+        if method == "ogda":
+            args[args.index("--eta") + 1] = "0.05"
+        proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        rec = json.loads((out / "result.json").read_text())
+        strategies = json.loads((out / "strategies.json").read_text())
+        assert len(strategies["x"]) == 4 and len(strategies["y"]) == 3
+        assert rec["converged"] == (rec["nash_conv"] <= rec["eps"])
+        assert {p.name for p in out.iterdir()} >= {"result.json", "trace.json", "convergence.png"}
+    assert json.loads((tmp_path / "param_free" / "result.json").read_text())["converged"]
+
+
+def test_solve_openspiel_game_writes_policy(tmp_path):
+    pytest.importorskip("pyspiel")
+    import json
+
+    out = tmp_path / "kuhn"
+    assert main(["solve", "--game", "kuhn_poker", "--method", "dogda", "--eta", "1.0",
+                 "--iterations", "300", "--out", str(out)]) == 0  # fmt: skip
+    pol = json.loads((out / "strategies.json").read_text())["policy"]
+    assert len(pol) == 12  # Kuhn: 6 information states per player
+    assert all(abs(sum(p) - 1) < 1e-9 for p in pol.values())
 
 
 def test_threshold_and_sweep(capsys):

@@ -20,14 +20,14 @@ def test_small_sections_run(tmp_path):
     small.write_text(
         "sections:\n"
         "  strength_sweep: {iterations: 200, strengths: {BRPS: [1.0, 4.0], M-Ne: [1.0], BMP: [1.0]}}\n"
-        "  random_games: {sizes: [3], seeds: 2, max_iterations: 2000}\n"
+        "  random_games: {sizes: [3], seeds: 2, max_gradients: 8000, eta_scales: [0.5]}\n"
     )
     report = EXPERIMENT.run(tmp_path / "out", "quick", [small],
                             sections=["strength_sweep", "random_games"], log=False)  # fmt: skip
     sweep = report.sections["strength_sweep"].tables[0]
     brps = [r["mu"] for r in sweep.rows if r["game"] == "BRPS"]
     assert brps == [1.0, 4.0]  # override lists replace the preset's; other games are kept
-    assert (tmp_path / "out" / "random_games_iterations.png").is_file()
+    assert (tmp_path / "out" / "random_games_gradients.png").is_file()
 
 
 @pytest.mark.slow

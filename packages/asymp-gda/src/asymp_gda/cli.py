@@ -4,7 +4,9 @@
 :class:`GameDataModule`), ``reproduce``, and the package commands ``solve``
 (one game, any method), ``sweep-mu`` (the strength sweep), ``threshold`` (the
 invariance threshold and the least-norm equilibrium) and ``benchmark`` (random
-games: parameter-free AsymP-GDA vs OGDA).
+games: LP-free parameter-free AsymP-GDA vs OGDA and EG over a step-size study). ``solve
+--out DIR`` writes ``result.json``, ``strategies.json``, ``trace.json`` and ``convergence.png``
+(:mod:`asymp_gda.solution`).
 
 Games are named (``brps``, ``bmp``, ``m_ne``, ``random<m>``, ``random<m>x<n>``,
 or an OpenSpiel game such as ``kuhn_poker`` for ``solve``) or read from a file
@@ -29,7 +31,7 @@ from icml26_shared.cli import PaperCLI, UsageError
 from .paper import PAPER
 
 MATRIX_METHODS = ("asymp", "param_free", "symp", "symp_halving", "gda", "ogda", "eg", "mwu", "omwu")
-EFG_METHODS = ("asymp", "dgda", "cfr_plus")
+EFG_METHODS = ("asymp", "dgda", "dogda", "domwu", "dmwu", "cfr_plus", "dcfr", "lcfr")
 
 
 def _read_matrix(path: Path, what: str):
@@ -104,107 +106,139 @@ def solve(
     x0: list[float] | None = None,
     y0: list[float] | None = None,
     eps: float = 1e-6,
+    out: Path | None = None,
 ) -> None:
-    """Solve one game with AsymP-GDA, a baseline, or (OpenSpiel games) AsymP-DGDA / CFR+.
+    """Solve one game: a payoff file or a named game, OpenSpiel games included.
 
     Args:
-        game: brps, bmp, m_ne, random<m>, random<m>x<n>, or an OpenSpiel game name.
+        game: brps, bmp, m_ne, random<m>, random<m>x<n>, or an OpenSpiel game string
+            (kuhn_poker, leduc_poker, "liars_dice(dice_sides=3)", ...).
         payoff: File with the row player's payoff matrix (overrides --game).
         payoff_col: File with the column player's payoff (must be -payoff: zero-sum only).
-        method: Matrix games: asymp, param_free, symp, symp_halving, gda, ogda, eg, mwu,
-            omwu. OpenSpiel games: asymp (AsymP-DGDA), dgda, cfr_plus.
+        method: Matrix games: asymp, param_free (Alg. 1, no LP; --eta is then a multiple of
+            1/||A||_2), symp, symp_halving, gda, ogda, eg, mwu, omwu. OpenSpiel games: asymp
+            (AsymP-DGDA), dgda, dogda, domwu, dmwu, cfr_plus, dcfr, lcfr.
         mu: Perturbation strength (> 0; initial strength for param_free).
         eta: Step size (> 0; a warning is printed above the stability bound).
-        iterations: Iterations T.
-        side: Perturb x, y, or run both mirrored processes (asymp / param_free).
-        n_trials: Batch of initialisations (matrix games).
+        iterations: Iterations T (param_free: the budget).
+        side: Perturb x, y, or run both mirrored processes (asymp).
+        n_trials: Batch of initialisations (matrix games; files report the first).
         init: uniform or random (Dirichlet(1)) starts (matrix games).
         seed: Seed of random starts and random games.
         x0: Initial x strategy (must lie on the simplex).
         y0: Initial y strategy (must lie on the simplex).
-        eps: Target exploitability of param_free.
+        eps: NashConv target: converged = (reported NashConv <= eps).
+        out: Folder for result.json, strategies.json, trace.json and convergence.png.
     """
     import torch
 
+    from .trajectory import show_progress
+
     torch.set_num_threads(1)
-    if payoff is None and not _is_matrix_name(game):
-        return _solve_efg(game, method, mu, eta, iterations, side)
+    with show_progress(True):
+        if payoff is None and not _is_matrix_name(game):
+            record, strategies, updates, curve = _solve_efg(game, method, mu, eta, iterations, side)
+        else:
+            record, strategies, updates, curve = _solve_matrix(
+                game, payoff, payoff_col, method, mu, eta, iterations, side, n_trials, init, seed,
+                x0, y0, eps,
+            )  # fmt: skip
+    from .solution import solution_record, write_solution
+
+    record = solution_record(curve[-1], eps, **record)
+    print(
+        f"{record['game']}: {record['method']}, {record['updates']} strategy updates, "
+        f"NashConv {record['nash_conv']:.3e} (eps {eps:g}: converged={record['converged']})"
+    )
+    if "x" in strategies and len(strategies["x"]) <= 12:
+        print(f"  x = {[round(v, 6) for v in strategies['x']]}")
+        print(f"  y = {[round(v, 6) for v in strategies['y']]}")
+    if out is not None:
+        write_solution(out, record, strategies, updates, curve)
+        print(f"wrote {Path(out) / 'result.json'}, strategies.json, trace.json, convergence.png")
+
+
+def _solve_matrix(game, payoff, payoff_col, method, mu, eta, iterations, side, n_trials, init,
+                  seed, x0, y0, eps):  # fmt: skip
     g = _matrix_game(game, payoff, payoff_col, seed)
     if method not in MATRIX_METHODS:
         raise UsageError(
             f"unknown method {method!r} for a matrix game; choose from {MATRIX_METHODS}"
         )
-    start = {"n_trials": n_trials, "init": init, "seed": seed, "x0": x0, "y0": y0}
+    base = {"game": g.name, "shape": list(g.shape), "method": method, "iterations": iterations}
     if method == "param_free":
-        from .parameter_free import parameter_free
+        from .parameter_free import GRADIENTS_PER_ITERATION, parameter_free
 
         if x0 is not None or y0 is not None:
             raise UsageError("param_free always starts from the uniform strategy; drop --x0/--y0")
-        r = parameter_free(g, eps=eps, mu_init=mu, side=side)
-        print(f"{g.name}: parameter-free AsymP-GDA ({side}), eps={eps:g}")
-        print(
-            f"  converged={bool(r.converged[0])} iterations={int(r.iterations[0])} "
-            f"final mu={float(r.mu[0]):.4g} exploitability={float(r.exploitability[0]):.3e}"
-        )
-        print(f"  x = {[round(v, 6) for v in r.x[0].tolist()]}")
-        print(f"  y = {[round(v, 6) for v in r.y[0].tolist()]}")
-        return None
+        r, log = parameter_free(g, eps=eps, mu_init=mu, eta_scale=eta, max_iterations=iterations,
+                                progress=True, trace=True)  # fmt: skip
+        # the trace holds the certified NashConv of the best pair; its last entry is r.nash_conv
+        curve = [row[0] for row in log["nash_conv"]]
+        record = {**base, "method": "param_free (Alg. 1, LP-free)", "mu_init": mu,
+                  "eta_scale": eta, "updates": GRADIENTS_PER_ITERATION * int(r.iterations[0]),
+                  "gradient_evaluations": int(r.gradient_evaluations[0]),
+                  "final_mu_x": float(r.mu_x[0]), "final_mu_y": float(r.mu_y[0])}  # fmt: skip
+        updates = [GRADIENTS_PER_ITERATION * it for it in log["iterations"]]
+        strategies = {"x": r.x[0].tolist(), "y": r.y[0].tolist()}
+        return record, strategies, updates, curve
     from . import baselines
     from .asymp_gda import asymp_gda
 
+    start = {"n_trials": n_trials, "init": init, "seed": seed, "x0": x0, "y0": y0}
     runs = {
         "asymp": lambda: asymp_gda(g, mu=mu, eta=eta, iterations=iterations, side=side, **start),
         "symp": lambda: baselines.symp_gda(g, mu=mu, eta=eta, iterations=iterations, **start),
         "symp_halving": lambda: baselines.symp_gda(
-            g,
-            mu=mu,
-            eta=eta,
-            iterations=iterations,
-            schedule="halving",
-            halve_every=max(1, iterations // 10),
-            **start,
+            g, mu=mu, eta=eta, iterations=iterations, schedule="halving",
+            halve_every=max(1, iterations // 10), **start,
         ),
         "gda": lambda: baselines.gda(g, eta=eta, iterations=iterations, **start),
         "ogda": lambda: baselines.ogda(g, eta=eta, iterations=iterations, **start),
         "eg": lambda: baselines.extragradient(g, eta=eta, iterations=iterations, **start),
         "mwu": lambda: baselines.mwu(g, eta=eta, iterations=iterations, **start),
         "omwu": lambda: baselines.omwu(g, eta=eta, iterations=iterations, **start),
-    }
+    }  # fmt: skip
     tr = runs[method]()
-    print(
-        f"{g.name} {g.shape}: {tr.method}, {iterations} iterations, eta={eta:g}"
-        + (f", mu={mu:g}" if method.startswith(("asymp", "symp")) else "")
-    )
-    for key in ("expl_x", "expl_y", "nash_conv"):
-        vals = tr.final(key)
-        print(f"  {key:9s} median {float(vals.median()):.3e}  max {float(vals.max()):.3e}")
-    print(f"  x = {[round(v, 6) for v in tr.x[0].tolist()]}")
-    print(f"  y = {[round(v, 6) for v in tr.y[0].tolist()]}")
-    return None
+    record = {**base, "method": tr.method, "eta": eta, "updates": iterations * tr.updates_per_step}
+    if method.startswith(("asymp", "symp")):
+        record["mu"] = mu
+    if method == "asymp":
+        record["side"] = side
+    # NashConv of the reported pair, whatever the side
+    curve = tr.curve("nash_conv")[:, 0].tolist()
+    updates = [t * tr.updates_per_step for t in tr.steps]
+    strategies = {"x": tr.x[0].tolist(), "y": tr.y[0].tolist()}
+    return record, strategies, updates, curve
 
 
-def _solve_efg(game: str, method: str, mu: float, eta: float, iterations: int, side: str) -> None:
-    from .dilated_gda import asymp_dgda, cfr_plus
+def _solve_efg(game: str, method: str, mu: float, eta: float, iterations: int, side: str):
+    from .cfr_anchors import cfr_anchor
+    from .dilated_baselines import dilated_mirror_descent
+    from .dilated_gda import asymp_dgda
 
     g = _efg(game)
     if method not in EFG_METHODS:
         raise UsageError(
             f"unknown method {method!r} for an OpenSpiel game; choose from {EFG_METHODS}"
         )
-    if method == "cfr_plus":
-        tr = cfr_plus(g, iterations=iterations)
+    if method in ("cfr_plus", "dcfr", "lcfr"):
+        variant = {"cfr_plus": "CFR+", "dcfr": "DCFR", "lcfr": "LCFR"}[method]
+        tr = cfr_anchor(g, variant, iterations=iterations, progress=True)
+        pol = tr.info["policy"]
     else:
-        tr = asymp_dgda(
-            g,
-            mu=0.0 if method == "dgda" else mu,
-            eta=eta,
-            iterations=iterations,
-            side="x" if method == "dgda" else side,
-        )
-    print(
-        f"{game}: {tr.method}, {iterations} iterations ({iterations * tr.updates_per_step} updates)"
-    )
-    print(f"  NashConv {float(tr.final('nash_conv')[0]):.3e}")
+        if method == "asymp":
+            tr = asymp_dgda(g, mu=mu, eta=eta, iterations=iterations, side=side)
+        else:
+            tr = dilated_mirror_descent(g, method.upper(), eta=eta, iterations=iterations)
+        pol = g.to_policy(tr.x, tr.y)
+    strategies = {"policy": {k: pol.policy_for_key(k).tolist() for k in pol.state_lookup}}
+    record = {"game": game, "method": tr.method, "iterations": iterations, "eta": eta,
+              "updates": iterations * tr.updates_per_step}  # fmt: skip
+    if method == "asymp":
+        record.update(mu=mu, side=side)
+    curve = tr.curve("nash_conv")[:, 0].tolist()
+    return record, strategies, [t * tr.updates_per_step for t in tr.steps], curve
 
 
 def sweep_mu(
@@ -256,47 +290,35 @@ def threshold(game: str = "brps", payoff: Path | None = None, tol: float = 1e-9)
 
 def benchmark(
     sizes: list[int] = [5, 10],  # noqa: B006 - jsonargparse needs a literal
-    seeds: int = 5,
+    seeds: int = 3,
     eps: float = 1e-6,
-    eta_scale: float = 0.5,
-    max_iterations: int = 100_000,
+    eta_scales: list[float] = [0.1, 0.25, 0.5, 1.0],  # noqa: B006
+    max_gradients: int = 200_000,
     seed: int = 0,
 ) -> None:
-    """Iterations to eps on random m x m games: parameter-free AsymP-GDA vs OGDA.
+    """Gradient evaluations to NashConv eps on random m x m games: Alg. 1 (LP-free), OGDA, EG.
 
     Args:
         sizes: Game sizes m.
         seeds: Games per size.
-        eps: Target exploitability of x.
-        eta_scale: Step size of both methods, times 1/||A||_2 (in (0, 1)).
-        max_iterations: Budget per game.
+        eps: Target NashConv.
+        eta_scales: Step sizes of every method, times 1/||A||_2.
+        max_gradients: Budget per run (matrix-vector products).
         seed: First seed.
     """
-    import time
-
     import torch
 
-    from .hitting_time import ogda_hitting_times, random_game_batch
-    from .parameter_free import parameter_free
+    from .hitting_time import random_games_table
 
     torch.set_num_threads(1)
     if seeds < 1 or any(m < 1 for m in sizes):
         raise UsageError("seeds and every size must be >= 1")
-    for m in sizes:
-        games = random_game_batch(m, range(seed, seed + seeds))
-        t0 = time.perf_counter()
-        pf = parameter_free(games, eps=eps, eta_scale=eta_scale, max_iterations=max_iterations)
-        t1 = time.perf_counter()
-        og = ogda_hitting_times(games, eps=eps, eta_scale=eta_scale, max_iterations=max_iterations)
-        t2 = time.perf_counter()
-        print(
-            f"m={m}: parameter-free AsymP {pf.iterations.tolist()} "
-            f"(solved {int(pf.converged.sum())}/{seeds}, {t1 - t0:.1f} s)"
-        )
-        print(
-            f"m={m}: OGDA                 {og.tolist()} "
-            f"(solved {int((og >= 0).sum())}/{seeds}, {t2 - t1:.1f} s)"
-        )
+    if not eta_scales or any(not s > 0 for s in eta_scales):
+        raise UsageError("eta_scales must be a non-empty list of positive numbers")
+    best, study, _ = random_games_table(sizes, seeds, max_gradients, eps, eta_scales, seed,
+                                        progress=True)  # fmt: skip
+    print(study.to_markdown())
+    print(best.to_markdown())
 
 
 def build_cli() -> PaperCLI:

@@ -1,4 +1,4 @@
-"""AsymP-DGDA: asymmetrically perturbed *dilated* GDA for extensive-form games, and CFR+.
+"""AsymP-DGDA: asymmetrically perturbed *dilated* GDA for extensive-form games.
 
 Paper: Abe et al., "Asymmetric Perturbation in Solving Bilinear Saddle-Point
 Optimization", ICML 2026, Sec. 6 (extensive-form games).
@@ -17,8 +17,10 @@ convergence proof here (the dilated regulariser's smoothness degrades near the
 boundary); we report measured behaviour. ``mu = 0`` gives plain dilated GDA (DGDA).
 
 - :func:`asymp_dgda` -- the solver (``side="x" | "y" | "both"``), last iterate;
-- :func:`cfr_plus` -- OpenSpiel's C++ CFR+ (average iterate), the anchor;
-- :func:`extensive_form_table` -- both against CFR+ on OpenSpiel games (Fig. 4-5).
+
+The baselines are in :mod:`asymp_gda.dilated_baselines` (DOGDA, DOMWU, DMWU) and
+:mod:`asymp_gda.cfr_anchors` (OpenSpiel's CFR+, DCFR, LCFR); the comparison table in
+:mod:`asymp_gda.extensive_form`.
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ from __future__ import annotations
 import math
 
 from .sequence_form import SequenceFormGame
-from .trajectory import Trajectory, record_points
+from .trajectory import Trajectory, progress_bar, record_points
 
-__all__ = ["asymp_dgda", "asymp_dgda_step", "cfr_plus", "extensive_form_table"]
+__all__ = ["asymp_dgda", "asymp_dgda_step"]
 
 
 def asymp_dgda_step(game: SequenceFormGame, bx, by, mu: float, eta: float, perturb: str = "x"):
@@ -105,6 +107,7 @@ def asymp_dgda(
     state = {p: (bx0.clone(), by0.clone()) for p in procs}
     points = record_points(iterations, record_every)
     nxt = 0
+    bar = progress_bar(iterations, tr.method)
     for t in range(iterations + 1):
         if nxt < len(points) and t == points[nxt]:
             bx = state["x"][0] if "x" in state else state["y"][0]
@@ -120,102 +123,10 @@ def asymp_dgda(
             break
         for p in procs:
             state[p] = asymp_dgda_step(game, *state[p], mu, eta, perturb=p)
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
     tr.x = state["x"][0] if "x" in state else state["y"][0]
     tr.y = state["y"][1] if "y" in state else state["x"][1]
     return tr
-
-
-def cfr_plus(
-    game: SequenceFormGame, iterations: int = 1_000, record_every: int | None = None
-) -> Trajectory:
-    """OpenSpiel's C++ CFR+ (``pyspiel.CFRPlusSolver``); NashConv of the **average** policy.
-
-    Measured with OpenSpiel's own ``exploitability.nash_conv`` (2 strategy
-    updates per iteration: CFR+ alternates the players).
-    """
-    if game.openspiel is None:
-        raise ValueError("cfr_plus needs a game built with SequenceFormGame.from_openspiel")
-    import pyspiel
-    from open_spiel.python.algorithms import exploitability
-
-    solver = pyspiel.CFRPlusSolver(game.openspiel)
-    tr = Trajectory("CFR+ (avg)", game.tx.uniform(), game.ty.uniform())
-    points = [p for p in record_points(iterations, record_every) if p > 0]
-    done = 0
-    for p in points:
-        for _ in range(p - done):
-            solver.evaluate_and_update_policy()
-        done = p
-        tr.record_values(
-            p, nash_conv=exploitability.nash_conv(game.openspiel, solver.average_policy())
-        )
-    return tr
-
-
-def extensive_form_table(games: list[dict]):
-    """Last-iterate AsymP-DGDA and DGDA against CFR+'s average iterate on OpenSpiel games.
-
-    Args:
-        games: ``[{"game": OpenSpiel name, "iterations": T, "mu": strength, "eta": step}]``;
-            AsymP-DGDA runs ``T`` iterations of both mirrored processes, DGDA and CFR+
-            ``2 T`` (the same number of strategy updates).
-
-    Returns:
-        ``(table, figure)``, or ``None`` when OpenSpiel is not installed (the ``bench`` extra).
-    """
-    try:
-        import pyspiel  # noqa: F401
-    except ImportError:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from icml26_shared.results import Table
-    from open_spiel.python.algorithms import exploitability
-
-    table = Table(
-        "Extensive-form games: last-iterate AsymP-DGDA vs CFR+ average iterate",
-        ["game", "method", "updates", "NashConv @ 1/10", "NashConv", "NashConv (OpenSpiel)"],
-        notes=(
-            "AsymP-DGDA: dilated Euclidean regulariser, strength mu and step size eta as listed "
-            "(chosen by us: Kuhn mu = 0.02, Leduc mu = 0.003, eta = 3), both mirrored processes (4 strategy updates per iteration), uniform start; DGDA is "
-            "the same with mu = 0 (one process). CFR+ (OpenSpiel C++, alternating, 2 updates "
-            "per iteration) gets the same number of strategy updates. NashConv is the "
-            "package's sequence-form best response; the last column re-scores the final "
-            "policy with OpenSpiel's exploitability.nash_conv."
-        ),
-    )
-    fig, axes = plt.subplots(1, len(games), figsize=(6 * len(games), 4.2), squeeze=False)
-    for ax, spec in zip(axes[0], games, strict=True):
-        name, iters, mu, eta = spec["game"], spec["iterations"], spec["mu"], spec["eta"]
-        game = SequenceFormGame.from_openspiel(name)
-        runs = [
-            asymp_dgda(game, mu=mu, eta=eta, iterations=iters, side="both"),
-            asymp_dgda(game, mu=0.0, eta=eta, iterations=2 * iters, side="x"),
-            cfr_plus(game, iterations=2 * iters),
-        ]
-        for tr in runs:
-            nc = tr.curve("nash_conv")[:, 0]
-            budget = tr.steps[-1]
-            tenth = min(range(len(tr.steps)), key=lambda i: abs(tr.steps[i] - budget // 10))
-            if tr.method.startswith("CFR"):
-                os_nc = float(nc[-1])  # cfr_plus records OpenSpiel's own nash_conv
-            else:
-                os_nc = exploitability.nash_conv(game.openspiel, game.to_policy(tr.x, tr.y))
-            table.add_row(
-                game=name,
-                method=tr.method + (f", mu={mu:g}" if tr.method.startswith("AsymP") else ""),
-                updates=budget * tr.updates_per_step,
-                **{"NashConv @ 1/10": float(nc[tenth]), "NashConv": float(nc[-1]),
-                   "NashConv (OpenSpiel)": float(os_nc)},
-            )  # fmt: skip
-            upd = [s * tr.updates_per_step for s in tr.steps]
-            ax.plot(upd, nc.clamp_min(1e-16), label=tr.method)
-        ax.set_yscale("log")
-        ax.set_xscale("log")
-        ax.set_xlabel("strategy updates")
-        ax.set_ylabel("NashConv")
-        ax.set_title(name)
-        ax.legend(fontsize=8)
-    return table, fig

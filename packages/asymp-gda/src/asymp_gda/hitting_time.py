@@ -1,17 +1,23 @@
-"""Iterations to an ``eps``-equilibrium on batches of random games (Sec. 6, random games).
+"""Gradient evaluations to an ``eps``-equilibrium on random games, with a step-size study (Sec. 6).
 
 Paper: Abe et al., "Asymmetric Perturbation in Solving Bilinear Saddle-Point
 Optimization", ICML 2026, Sec. 5-6: the parameter-free AsymP-GDA (Alg. 1) keeps
-a linear rate, so it needs ``O(log 1/eps)`` iterations, like optimistic GDA.
+a linear rate, so it needs ``O(log 1/eps)`` iterations, like optimistic GDA and
+extragradient (the last-iterate baselines).
 
-- :func:`ogda_hitting_times` -- the first iteration (checked every ``check_every``)
-  at which OGDA's last-iterate x is ``eps``-exploitable, batched over same-shape
-  games (``A`` of shape ``(B, m, n)``, one step size per game);
+Every method stops on the same LP-free target, the NashConv (duality gap)
+``max_j (A^T x)_j - min_i (A y)_i <= eps`` of its pair, and is charged its
+matrix-vector products with ``A`` or ``A^T`` ("gradient evaluations"): OGDA 2 per
+iteration, extragradient 4, parameter-free AsymP-GDA 4 (two mirrored processes,
+:data:`~asymp_gda.parameter_free.GRADIENTS_PER_ITERATION`). Step sizes are
+``eta = s / ||A||_2`` for every ``s`` of the study, and a method's *best step* is the
+``s`` with the lowest median over the games it solves all of.
+
+- :func:`baseline_hitting_times` -- OGDA / EG gradient evaluations to ``eps``, one
+  game, a batch of step sizes (matrix-matrix products);
 - :func:`random_game_batch` -- seeded uniform ``[-1, 1]`` games of one size;
-- :func:`random_games_table` -- both methods' iteration counts (median, quartiles) per size.
-
-The parameter-free side is :func:`asymp_gda.parameter_free.parameter_free`, which
-returns its iteration counts directly.
+- :func:`step_size_study` -- all three methods x all step sizes on a list of games;
+- :func:`random_games_table` -- the study as a table (median, quartiles) and a figure.
 """
 
 from __future__ import annotations
@@ -23,7 +29,16 @@ import torch
 from .matrix_game import MatrixGame, column_gradient, random_game, row_gradient
 from .projection import project_simplex
 
-__all__ = ["ogda_hitting_times", "random_game_batch", "random_games_table"]
+__all__ = [
+    "baseline_hitting_times",
+    "random_game_batch",
+    "step_size_study",
+    "random_games_table",
+    "METHODS",
+]
+
+METHODS = ("parameter-free AsymP-GDA", "OGDA", "EG")
+_GRADIENTS = {"OGDA": 2, "EG": 4}  # matrix-vector products per iteration
 
 
 def random_game_batch(m: int, seeds: Sequence[int]) -> list[MatrixGame]:
@@ -31,58 +46,116 @@ def random_game_batch(m: int, seeds: Sequence[int]) -> list[MatrixGame]:
     return [random_game(m, seed=s) for s in seeds]
 
 
-def ogda_hitting_times(
-    games: Sequence[MatrixGame],
+def baseline_hitting_times(
+    game: MatrixGame,
+    method: str,
+    eta: Sequence[float],
     eps: float = 1e-6,
-    eta_scale: float = 0.1,
-    max_iterations: int = 200_000,
+    max_gradients: int = 400_000,
     check_every: int = 50,
+    progress: bool = False,
 ) -> torch.Tensor:
-    """Iterations until OGDA's x is ``eps``-exploitable, per game (``-1``: not within the budget).
+    """Gradient evaluations until OGDA's / EG's last iterate has NashConv ``<= eps``.
 
     Parameters
     ----------
-    games:
-        Games of one shape (run as one batch).
-    eps:
-        Target individual exploitability of x.
-    eta_scale:
-        Step size ``eta = eta_scale / ||A||_2`` per game.
-    max_iterations, check_every:
-        Budget and checking period.
+    game:
+        The matrix game.
+    method:
+        ``"OGDA"`` or ``"EG"``.
+    eta:
+        Step sizes (one run each, batched).
+    eps, max_gradients, check_every:
+        Target NashConv, budget in gradient evaluations, iterations between checks.
+    progress:
+        tqdm bar over iterations.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(S,)`` gradient evaluations per step size, ``-1`` where the budget ran out.
 
     Examples
     --------
     >>> from asymp_gda.matrix_game import biased_rps
-    >>> int(ogda_hitting_times([biased_rps()], eps=1e-6, eta_scale=0.3)[0]) > 0
+    >>> int(baseline_hitting_times(biased_rps(), "OGDA", [0.1])[0]) > 0
     True
     """
-    games = list(games)
-    if not games:
-        raise ValueError("ogda_hitting_times needs at least one game")
-    if len({g.shape for g in games}) != 1:
-        raise ValueError("all games of a batch must have one shape")
-    if not eps > 0 or not eta_scale > 0:
-        raise ValueError(f"eps and eta_scale must be > 0, got {eps} and {eta_scale}")
-    A = torch.stack([g.A for g in games])  # (B, m, n)
-    B, m, n = A.shape
-    values = torch.tensor([g.value for g in games], dtype=torch.float64)
-    eta = (eta_scale / torch.tensor([g.norm for g in games], dtype=torch.float64)).view(B, 1)
-    x = torch.full((B, m), 1.0 / m, dtype=torch.float64)
-    y = torch.full((B, n), 1.0 / n, dtype=torch.float64)
-    gx, gy = row_gradient(A, y), column_gradient(A, x)
-    hit = torch.full((B,), -1, dtype=torch.long)
-    t = 0
+    if method not in _GRADIENTS:
+        raise ValueError(f"method must be 'OGDA' or 'EG', got {method!r}")
+    if not eps > 0:
+        raise ValueError(f"eps must be > 0, got {eps}")
+    etas = torch.as_tensor(eta, dtype=torch.float64).reshape(-1, 1)  # (S, 1)
+    if not bool((etas > 0).all()):
+        raise ValueError(f"step sizes must be > 0, got {eta}")
+    A, (m, n), S = game.A, game.shape, etas.shape[0]
+    per = _GRADIENTS[method]
+    x = torch.full((S, m), 1.0 / m, dtype=torch.float64)
+    y = torch.full((S, n), 1.0 / n, dtype=torch.float64)
+    gx, gy = row_gradient(A, y), column_gradient(A, x)  # A y, A^T x
+    hit = torch.full((S,), -1, dtype=torch.long)
+    t, max_iterations = 0, max_gradients // per
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=max_iterations, desc=method, unit="it", leave=False)
     while t < max_iterations and bool((hit < 0).any()):
         for _ in range(check_every):
             ngx, ngy = row_gradient(A, y), column_gradient(A, x)
-            x = project_simplex(x - eta * (2 * ngx - gx))
-            y = project_simplex(y + eta * (2 * ngy - gy))
-            gx, gy = ngx, ngy
+            if method == "OGDA":  # optimistic: extrapolate with the previous gradient
+                x = project_simplex(x - etas * (2 * ngx - gx))
+                y = project_simplex(y + etas * (2 * ngy - gy))
+                gx, gy = ngx, ngy
+            else:  # extragradient: look ahead, then step with the look-ahead gradient
+                hx = project_simplex(x - etas * ngx)
+                hy = project_simplex(y + etas * ngy)
+                x = project_simplex(x - etas * row_gradient(A, hy))
+                y = project_simplex(y + etas * column_gradient(A, hx))
         t += check_every
-        expl = column_gradient(A, x).amax(-1) - values
-        hit = torch.where((hit < 0) & (expl <= eps), torch.full_like(hit, t), hit)
+        nc = column_gradient(A, x).amax(-1) - row_gradient(A, y).amin(-1)
+        newly = (hit < 0) & (nc <= eps) & torch.isfinite(nc)
+        hit = torch.where(newly, torch.full_like(hit, t * per), hit)
+        if bar is not None:
+            bar.update(check_every)
+    if bar is not None:
+        bar.close()
     return hit
+
+
+def step_size_study(
+    games: Sequence[MatrixGame],
+    eta_scales: Sequence[float] = (0.1, 0.25, 0.5, 1.0),
+    eps: float = 1e-6,
+    max_gradients: int = 400_000,
+    progress: bool = False,
+) -> dict[str, dict[float, list[int]]]:
+    """Gradient evaluations to NashConv ``<= eps`` of every method and step size, per game.
+
+    Returns ``{method: {scale: [evaluations per game, -1 = not reached]}}`` for the methods
+    in :data:`METHODS`; step size ``scale / ||A||_2``. Parameter-free AsymP-GDA starts at
+    ``mu = 1`` (the paper's default) and certifies without an LP.
+    """
+    from .parameter_free import GRADIENTS_PER_ITERATION, parameter_free
+
+    out: dict[str, dict[float, list[int]]] = {k: {s: [] for s in eta_scales} for k in METHODS}
+    for g in games:
+        etas = [s / g.norm for s in eta_scales]
+        pf = parameter_free(
+            [g] * len(etas),
+            eps=eps,
+            eta=etas,
+            max_iterations=max_gradients // GRADIENTS_PER_ITERATION,
+            progress=progress,
+        )
+        evals = torch.where(pf.converged, pf.gradient_evaluations, -1)
+        for s, v in zip(eta_scales, evals.tolist(), strict=True):
+            out[METHODS[0]][s].append(int(v))
+        for method in METHODS[1:]:
+            hits = baseline_hitting_times(g, method, etas, eps, max_gradients, progress=progress)
+            for s, v in zip(eta_scales, hits.tolist(), strict=True):
+                out[method][s].append(int(v))
+    return out
 
 
 def _quartiles(values: list[int]) -> tuple[float, float, float]:
@@ -95,23 +168,34 @@ def _quartiles(values: list[int]) -> tuple[float, float, float]:
     return q[0], statistics.median(values), q[2]
 
 
+def best_scale(runs: dict[float, list[int]]) -> float | None:
+    """The step scale that solves the most games, then has the lowest median evaluations."""
+    scored = []
+    for s, v in runs.items():
+        ok = [e for e in v if e >= 0]
+        if ok:
+            scored.append((-len(ok), _quartiles(ok)[1], s))
+    return min(scored)[2] if scored else None
+
+
 def random_games_table(
-    sizes: Sequence[int], seeds: int, max_iterations: int, eps: float = 1e-6,
-    eta_scale: float = 0.5, seed: int = 0,
+    sizes: Sequence[int], seeds: int, max_gradients: int, eps: float = 1e-6,
+    eta_scales: Sequence[float] = (0.1, 0.25, 0.5, 1.0), seed: int = 0, progress: bool = False,
 ):  # fmt: skip
-    """Iterations to ``eps`` of parameter-free AsymP-GDA and OGDA on random games.
+    """Gradient evaluations to NashConv ``eps`` on random games, every method x step size.
 
     Args:
         sizes: Game sizes ``m`` (``m x m`` uniform ``[-1, 1]`` games).
         seeds: Games per size (seeds ``seed .. seed + seeds - 1``).
-        max_iterations: Budget per game.
-        eps: Target exploitability of x.
-        eta_scale: Step size of both methods, times ``1/||A||_2``.
+        max_gradients: Budget per run in gradient evaluations.
+        eps: Target NashConv.
+        eta_scales: Step sizes, times ``1/||A||_2``.
         seed: First game seed.
+        progress: tqdm bars.
 
     Returns:
-        ``(table, figure)``: median and quartiles over the solved games, and a scatter of
-        every game's iteration count.
+        ``(table, study_table, figure)``: the best step of each method per size, the full
+        step-size study, and a scatter of every game's count at each method's best step.
     """
     import matplotlib
 
@@ -119,42 +203,50 @@ def random_games_table(
     import matplotlib.pyplot as plt
     from icml26_shared.results import Table
 
-    from .parameter_free import parameter_free
-
-    table = Table(
-        "Iterations to 1e-6 exploitability on random games",
-        ["m", "method", "solved", "median", "q25", "q75", "final mu (median)"],
-        notes=(
-            f"{seeds} uniform[-1, 1] m x m games per size (seeds {seed}..{seed + seeds - 1}), "
-            f"uniform start, step size {eta_scale}/||A||_2 for both methods, target "
-            f"expl(x) <= {eps:g} (checked every 50 iterations), budget "
-            f"{max_iterations} iterations. Parameter-free AsymP-GDA: mu_0 = 4, halved "
-            "when the perturbed gap certifies that mu is above the threshold. Quartiles over "
-            "solved games only."
-        ),
+    common = (
+        f"{seeds} uniform[-1, 1] m x m game(s) per size (seeds {seed}..{seed + seeds - 1}), "
+        f"uniform start, target NashConv <= {eps:g} of the method's own pair (no LP anywhere; "
+        "checked every 50 iterations), budget "
+        f"{max_gradients} gradient evaluations (matrix-vector products: OGDA 2 per iteration, "
+        "EG 4, parameter-free AsymP-GDA 4 for its two mirrored processes). Step size "
+        "s/||A||_2. Parameter-free AsymP-GDA: Alg. 1 from mu = 1, halving certified by the "
+        "perturbed gap and the value bounds of the iterates."
+    )
+    best = Table(
+        "Gradient evaluations to NashConv 1e-6 on random games, each method at its best step",
+        ["m", "method", "best step s", "solved", "median", "q25", "q75"],
+        notes=common + " Best step: most games solved, then lowest median. Quartiles over "
+        "solved games.",
+    )
+    study = Table(
+        "Step-size study: gradient evaluations to NashConv 1e-6 (median over games)",
+        ["m", "method", *[f"s={s:g}" for s in eta_scales]],
+        notes=common + " Entry: median over the games solved, and (k/n) when not all were.",
     )
     fig, ax = plt.subplots(figsize=(6, 4))
     for i, m in enumerate(sizes):
         games = random_game_batch(m, range(seed, seed + seeds))
-        pf = parameter_free(games, eps=eps, eta_scale=eta_scale, max_iterations=max_iterations)
-        og = ogda_hitting_times(games, eps=eps, eta_scale=eta_scale, max_iterations=max_iterations)
-        results = {
-            "parameter-free AsymP-GDA": [
-                int(it) for it, ok in zip(pf.iterations, pf.converged, strict=True) if ok
-            ],
-            "OGDA": [int(h) for h in og if h >= 0],
-        }
-        for j, (method, its) in enumerate(results.items()):
-            q25, med, q75 = _quartiles(its) if its else (None, None, None)
-            table.add_row(
-                m=m, method=method, solved=f"{len(its)}/{seeds}", median=med, q25=q25, q75=q75,
-                **{"final mu (median)": float(pf.mu.median()) if j == 0 else None},
-            )  # fmt: skip
-            xs = [i + (j - 0.5) * 0.25] * len(its)
-            ax.scatter(xs, its, s=14, color=f"C{j}", label=method if i == 0 else None)
+        res = step_size_study(games, eta_scales, eps, max_gradients, progress)
+        for j, method in enumerate(METHODS):
+            runs = res[method]
+            row = {"m": m, "method": method}
+            for s, v in runs.items():
+                ok = [e for e in v if e >= 0]
+                med = _quartiles(ok)[1] if ok else None
+                cell = "-" if med is None else f"{med:.4g}"
+                row[f"s={s:g}"] = cell + ("" if len(ok) == len(v) else f" ({len(ok)}/{len(v)})")
+            study.add_row(**row)
+            s_best = best_scale(runs)
+            ok = [e for e in runs[s_best] if e >= 0] if s_best is not None else []
+            q25, med, q75 = _quartiles(ok) if ok else (None, None, None)
+            best.add_row(m=m, method=method, **{"best step s": s_best}, solved=f"{len(ok)}/{seeds}",
+                         median=med, q25=q25, q75=q75)  # fmt: skip
+            xs = [i + (j - 1) * 0.25] * len(ok)
+            ax.scatter(xs, ok, s=14, color=f"C{j}", label=method if i == 0 else None)
     ax.set_xticks(range(len(sizes)), [str(m) for m in sizes])
     ax.set_yscale("log")
     ax.set_xlabel("m (game size)")
-    ax.set_ylabel(f"iterations to expl(x) <= {eps:g}")
+    ax.set_ylabel(f"gradient evaluations to NashConv <= {eps:g}")
+    ax.set_title("each method at its best step size")
     ax.legend(fontsize=8)
-    return table, fig
+    return best, study, fig

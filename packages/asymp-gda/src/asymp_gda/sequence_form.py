@@ -20,7 +20,10 @@ A two-player zero-sum imperfect-information game in sequence form (von Stengel
   * :meth:`Treeplex.dilated_gradient` / :meth:`Treeplex.dilated_prox` -- the
     dilated Euclidean regulariser ``psi(x) = sum_h x_{p(h)} (1/2)||x_h / x_{p(h)}||^2``
     (Hoda et al. 2010) and ``argmin_x <c, x> + psi(x)``, solved by one simplex
-    projection per infoset, bottom-up (the recursion AsymP-DGDA needs).
+    projection per infoset, bottom-up (the recursion AsymP-DGDA needs);
+  * :meth:`Treeplex.entropy_gradient` / :meth:`Treeplex.entropy_prox` -- the same for the
+    dilated entropy ``sum_h x_{p(h)} sum_a b_{ha} log b_{ha}`` (Kroer et al. 2020), one
+    softmax per infoset (dilated MWU / OMWU, Lee, Kroer & Luo 2021).
 
 - :class:`SequenceFormGame` -- ``A``, both treeplexes, the LP value, NashConv,
   and conversion back to an OpenSpiel ``TabularPolicy``.
@@ -178,6 +181,27 @@ class Treeplex:
             b[:, lv.seqs] = torch.where(lv.mask, bh, 0.0)
         return b[:, : self.n_seq]
 
+    def entropy_gradient(self, b: torch.Tensor) -> torch.Tensor:
+        """Gradient of the dilated entropy at the realisation of ``b``: ``log b_s + 1 - #children(s)``."""
+        bp = self._pad(b)
+        g = torch.log(bp.clamp_min(1e-300)) + 1.0
+        g[:, 0] = 0.0
+        for lv in self.levels:
+            g.index_add_(1, lv.parent, -torch.ones(bp.shape[0], len(lv.parent), dtype=b.dtype))
+        return g[:, : self.n_seq]
+
+    def entropy_prox(self, c: torch.Tensor) -> torch.Tensor:
+        """Behavioural ``b`` of ``argmin_{x in X} <c, x> + dilated entropy``, bottom-up softmaxes."""
+        cc = self._pad(c.clone())
+        b = torch.zeros_like(cc)
+        b[:, 0] = 1.0
+        for lv in reversed(self.levels):
+            loc = torch.where(lv.mask, -cc[:, lv.seqs], -_BIG)  # (B, H, K)
+            val = -torch.logsumexp(loc, dim=-1)  # min_b <c_h, b> + sum b log b
+            cc.index_add_(1, lv.parent, val)
+            b[:, lv.seqs] = torch.where(lv.mask, torch.softmax(loc, dim=-1), 0.0)
+        return b[:, : self.n_seq]
+
 
 class SequenceFormGame:
     """A two-player zero-sum extensive-form game in sequence form.
@@ -225,11 +249,14 @@ class SequenceFormGame:
             raise ImportError(
                 "extensive-form games need OpenSpiel: pip install 'asymp-gda[bench]' (open-spiel)"
             ) from exc
-        if name not in pyspiel.registered_names():
+        if name.split("(")[0] not in pyspiel.registered_names():
             raise ValueError(
                 f"unknown OpenSpiel game {name!r}; e.g. kuhn_poker, leduc_poker, liars_dice"
             )
-        game = pyspiel.load_game(name, params) if params else pyspiel.load_game(name)
+        try:
+            game = pyspiel.load_game(name, params) if params else pyspiel.load_game(name)
+        except pyspiel.SpielError as err:
+            raise ValueError(f"OpenSpiel cannot load {name!r}: {err}") from err
         gt = game.get_type()
         if game.num_players() != 2 or gt.utility != pyspiel.GameType.Utility.ZERO_SUM:
             raise ValueError(

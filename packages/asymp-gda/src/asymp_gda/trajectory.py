@@ -14,6 +14,7 @@ last-iterate exploitability against iterations, on a log scale).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 from collections.abc import Callable
@@ -32,7 +33,31 @@ __all__ = [
     "check_step_size",
     "record_points",
     "simulate",
+    "show_progress",
+    "progress_bar",
 ]
+
+_PROGRESS = {"on": False}
+
+
+@contextlib.contextmanager
+def show_progress(on: bool = True):
+    """Within this block, every solver loop shows a tqdm bar (the CLI turns it on)."""
+    old = _PROGRESS["on"]
+    _PROGRESS["on"] = on
+    try:
+        yield
+    finally:
+        _PROGRESS["on"] = old
+
+
+def progress_bar(total: int, desc: str):
+    """A tqdm bar when :func:`show_progress` is on, else ``None``."""
+    if not _PROGRESS["on"]:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="it", leave=False, mininterval=0.5)
 
 
 class StartOptions(TypedDict, total=False):
@@ -203,6 +228,7 @@ def simulate(
     report = report or (lambda s: (s["x"], s["y"]))
     points = record_points(iterations, record_every)
     nxt = 0
+    bar = progress_bar(iterations, tr.method)
     for t in range(iterations + 1):
         if nxt < len(points) and t == points[nxt]:
             tr.record(game, t, *report(state))
@@ -210,5 +236,9 @@ def simulate(
         if t == iterations:
             break
         step(state, t)
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
     tr.x, tr.y = report(state)
     return tr
