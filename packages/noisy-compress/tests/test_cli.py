@@ -47,14 +47,16 @@ def test_learn_does_not_import_lightning():
     assert "LIGHTNING False" in out
 
 
-def test_fit_and_test_from_config(tmp_path, capsys):
+def test_fit_and_test_from_config(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the configs' CSVLogger writes lightning_logs/ in the cwd
     args = ["--config", str(CONFIGS / "smoke.yaml"), "--trainer.default_root_dir", str(tmp_path)]
     assert main(["fit", *args]) == 0
     assert main(["test", *args]) == 0
     assert "test_tv" in capsys.readouterr().out
 
 
-def test_fit_mle_config(tmp_path):
+def test_fit_mle_config(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     args = [
         "--config",
         str(CONFIGS / "smoke-mle.yaml"),
@@ -62,6 +64,7 @@ def test_fit_mle_config(tmp_path):
         str(tmp_path),
     ]
     assert main(["fit", *args]) == 0
+    assert list((tmp_path / "lightning_logs").rglob("metrics.csv"))
 
 
 def test_every_config_parses(capsys):
@@ -128,9 +131,10 @@ def test_own_data_commands_of_the_readme(tmp_path, capsys, monkeypatch):
     import json
 
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "tests" / "data").mkdir(parents=True)
     for name in ("noisy-1d.npy", "noisy-1d.csv"):
-        (tmp_path / name).write_bytes((DATA / name).read_bytes())
-    argv = ["learn", "--data", "noisy-1d.npy", "--family", "uniform", "--k", "2",
+        (tmp_path / "tests" / "data" / name).write_bytes((DATA / name).read_bytes())
+    argv = ["learn", "--data", "tests/data/noisy-1d.npy", "--family", "uniform", "--k", "2",
             "--noise", "gaussian", "--noise_scale", "0.1", "--out", "fit-out"]  # fmt: skip
     assert main(argv) == 0
     out = capsys.readouterr().out
@@ -145,7 +149,8 @@ def test_own_data_commands_of_the_readme(tmp_path, capsys, monkeypatch):
     assert abs(comps[order[0]]["hi"][0] - 1.0) < 0.1 and abs(comps[order[1]]["lo"][0] - 1.5) < 0.1
     assert np.isfinite(result["heldout_loglik"]) and result["fit"]["bound"] > 0
     assert (tmp_path / "fit-out" / "fit.png").stat().st_size > 5000
-    assert main(["evaluate", "--model", "fit-out/model.json", "--data", "noisy-1d.csv"]) == 0
+    argv = ["evaluate", "--model", "fit-out/model.json", "--data", "tests/data/noisy-1d.csv"]
+    assert main(argv) == 0
     line = capsys.readouterr().out
     assert "noisy samples under f_hat*g" in line
     assert abs(float(line.split(":")[1].split()[0]) - result["heldout_loglik"]) < 0.2

@@ -11,7 +11,9 @@ Paper concept -> code:
 2. the compression size ``(tau(eps), t(eps), m(eps))``: :meth:`Family.compression_size`;
 3. the class's Fourier tail ``T_F(W) >= sup_{f, f' in F} int_{||w||_inf > W} |phi_f - phi_f'|^2``
    used by the noisy ell_2 bound: :meth:`Family.fourier_tail`;
-4. closure under k-mixtures (``tau' = k tau``, ``t' = k t + k log2 L``): :class:`Mixture`.
+4. closure under k-mixtures (``tau' = k tau``, ``t' = k t + k log2 L``): :class:`Mixture`;
+5. the sender of the scheme (points and codes that decode to a given member, used to seed the
+   candidate search from a fitted density): :meth:`Family.encode`.
 
 Families: :class:`UniformBox` (``tau = 2d`` extreme points, ``t = 0``), :func:`Uniform1D`,
 :class:`Gaussian` (``tau = d + 1`` points, bits quantise a square-root factor),

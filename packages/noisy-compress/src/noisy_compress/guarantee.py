@@ -1,5 +1,9 @@
 """The learner's guarantee, measured: the additive term of its oracle inequality against real TVs.
 
+Part of the implementation of "Provable Bounds for the Learnability of Sample-Compressible
+Families from Noisy Samples" (ICML 2026); the inequality is Devroye & Lugosi's (2001) selection
+guarantee applied to the noise-convolved candidates, as in the paper's learner.
+
 :func:`noisy_compress.learner.learn` returns, with its estimate, the additive term ``x`` of
 ``TV(f_hat * g, f * g) <= C * OPT + x`` (w.p. ``>= 1 - delta``): ``C' Delta`` with the
 Hoeffding / empirical-Bernstein deviation over every Scheffe set

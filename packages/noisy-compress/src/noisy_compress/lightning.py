@@ -255,12 +255,12 @@ class TournamentModule(pl.LightningModule):
         k: int = 1,
         noise: str = "gaussian",
         noise_scale: float = 0.1,
-        eps: float = 0.05,
+        eps: float | None = None,
         delta: float = 0.1,
         strategy: str = "auto",
         selection: str = "auto",
-        max_candidates: int = 300,
-        search_rounds: int = 25,
+        max_candidates: int | None = None,
+        search_rounds: int | None = None,
         seed: int = 0,
     ):
         super().__init__()

@@ -1,5 +1,8 @@
 """The convolved likelihood ``sum_i log (f * g)(y_i)`` and its maximiser over a family.
 
+Part of the implementation of "Provable Bounds for the Learnability of Sample-Compressible
+Families from Noisy Samples" (ICML 2026).
+
 The candidate search of the learner (:mod:`noisy_compress.candidates`) is seeded from the
 maximum of the *convolved* likelihood on the candidate half ``S1``: the law of the observed
 ``Y = X + Z`` is ``f * g`` (closed forms in :mod:`noisy_compress.convolution`), so the estimator
@@ -154,7 +157,7 @@ def convolved_mle(
     y: np.ndarray,
     noise: NoiseModel,
     seed: int = 0,
-    max_points: int = 4000,
+    max_points: int = 20_000,
     max_iter: int = 200,
     numerical: bool = False,
 ) -> Density:
