@@ -25,6 +25,9 @@ val_windows: 4
 eval_every: 2
 isolate: false  # one process for every method: see the test below
 methods: [AdamW, "POET (naive, dense R W0 P)", POET-X fast, POET-X mem]
+sections:
+  memory: {shapes: [[32, 16]], tokens: 8, block_sizes: [4, 8], repeats: 1, galore_rank: 4,
+           layer_methods: [naive, fast, mem, xq, adamw], models: [llama_1b]}
 """
 
 
@@ -55,6 +58,13 @@ def test_miniature_reproduce_writes_json_markdown_and_png(tmp_path, monkeypatch,
         assert r["excess loss"] == pytest.approx(r["val loss"] - h, abs=1e-3)
         assert r["excess loss"] > -0.3  # cannot beat the entropy rate beyond sampling noise
     assert (out / "results.md").is_file() and list(out.glob("*.png"))
+    layer = [r for r in tables[2]["rows"]]
+    for b in (4, 8):
+        held = {r["method"]: r["held for backward (MiB)"] for r in layer if r["b"] == b}
+        assert len(held) == 4
+    assert tables[3]["rows"][0]["model"] == "llama_1b"
+    memory = next(sec for sec in data["sections"] if sec["name"] == "memory")
+    assert "mem < fast < naive holds" in " ".join(memory["notes"])
 
 
 def test_each_method_in_its_own_process_reports_its_peak_rss_and_same_results():
@@ -148,7 +158,7 @@ def test_every_config_matches_a_reproduce_row_and_the_full_setting():
     others = {p.stem for p in configs} - {
         p.stem for p in configs if "lightning.TextDataModule" in p.read_text()
     }
-    assert others == {"teacher_regression"}
+    assert others == {"teacher_regression", "own_model"}
     hub = {p.stem for p in (Path(__file__).parents[1] / "configs" / "hub").glob("*.yaml")}
     assert hub == {"c4_poet_x_mem", "wikitext_poet_x_mem", "tinystories_poet_x_mem"}
 
@@ -157,7 +167,7 @@ def test_every_config_parses(capsys):
     from pathlib import Path
 
     # the reproduce-row configs share one schema (checked above): parse one of them
-    names = ["poet_x_mem", "teacher_regression", "hub/c4_poet_x_mem", "hub/wikitext_poet_x_mem",
+    names = ["poet_x_mem", "teacher_regression", "own_model", "hub/c4_poet_x_mem", "hub/wikitext_poet_x_mem",
              "hub/tinystories_poet_x_mem"]  # fmt: skip
     for path in (Path(__file__).parents[1] / "configs" / f"{n}.yaml" for n in names):
         assert main(["fit", "--config", str(path), "--print_config"]) == 0, path.name

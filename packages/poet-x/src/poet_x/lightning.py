@@ -9,8 +9,11 @@ and the anchors), the merge callback, the teacher-regression module and the data
 * :class:`TeacherRegressionDataModule`, :class:`TeacherRegressionModule`: one POET layer
   fitting a linear teacher, against the Procrustes floor (:mod:`poet_x.teacher_regression`).
 
-The model is a randomly initialised ``transformers`` Llama. ``optimizer="poet"`` wraps its
-hidden Linears (not ``lm_head``) with :func:`~poet_x.model_surgery.wrap_model`;
+The model is a randomly initialised ``transformers`` Llama, or (``pretrained=PATH_OR_ID``) any
+Hugging Face causal LM loaded with ``AutoModelForCausalLM`` (continued pretraining or
+fine-tuning: rows are then not re-normalised, so training starts from the model's own
+function). ``optimizer="poet"`` wraps its hidden Linears / GPT-2 ``Conv1D`` layers (not
+``lm_head``) with :func:`~poet_x.model_surgery.wrap_model`;
 ``"lora"`` / ``"oft"`` inject ``peft`` adapters into the same hidden Linears (the base
 weights frozen; embeddings, norms and ``lm_head`` stay trainable, as POET's) and train with
 AdamW; the other choices (``adamw``, ``muon``, ``galore``, ``apollo``) train the plain model. One optimiser step (:meth:`CausalLMModule.optimizer_step_on`)
@@ -109,6 +112,21 @@ def tiny_llama(vocab: int, hidden: int, intermediate: int, layers: int, heads: i
     return LlamaForCausalLM(cfg)
 
 
+def load_causal_lm(pretrained: str):
+    """``AutoModelForCausalLM.from_pretrained`` in float32 (local folder, or the Hub's cache
+    offline: a clear one-line error when neither has it)."""
+    from icml26_shared.hub import from_pretrained
+    from transformers import AutoModelForCausalLM
+
+    try:
+        return from_pretrained(
+            AutoModelForCausalLM, pretrained, torch_dtype=torch.float32,
+            offline_hint="pass a local folder written by save_pretrained: --model path/to/model",
+        )  # fmt: skip
+    except RuntimeError as err:  # HubUnavailableError: one line through the CLI
+        raise ConnectionError(str(err)) from None
+
+
 class CausalLMModule(pl.LightningModule):
     """Next-token LM trained by POET-X or an anchor optimiser.
 
@@ -130,6 +148,14 @@ class CausalLMModule(pl.LightningModule):
         recipe; ``total_steps`` defaults to the Trainer's ``max_steps``), applied to every
         parameter group.
     seed: Seed of the model init and the permutations.
+    pretrained: A Hugging Face causal LM (local folder or Hub id) to train instead of the tiny
+        random Llama; its config replaces the shape arguments above.
+    on_indivisible: ``"raise"`` on a layer whose dimensions b does not divide, or ``"skip"``
+        it (left as a plain layer trained by AdamW, listed in the log).
+    normalize_rows: Normalise W0's rows at conversion (the paper's pretraining init);
+        ``None``: yes for the random model, no for a ``pretrained`` one (keeps its function).
+    bias_placement: ``"before_rotation"`` (the authors') or ``"after_rotation"``.
+    target_modules: Names of the layers to convert (default: every Linear but ``lm_head``).
 
     Examples
     --------
@@ -166,6 +192,11 @@ class CausalLMModule(pl.LightningModule):
         lr_schedule: str = "constant",
         warmup_steps: int = 0,
         total_steps: int | None = None,
+        pretrained: str | None = None,
+        on_indivisible: str = "raise",
+        normalize_rows: bool | None = None,
+        bias_placement: str = "before_rotation",
+        target_modules: list[str] | None = None,
     ) -> None:
         super().__init__()
         if optimizer not in OPTIMIZERS:
@@ -178,21 +209,29 @@ class CausalLMModule(pl.LightningModule):
             raise ValueError(
                 f"total_steps ({total_steps}) must be larger than warmup_steps ({warmup_steps})"
             )
-        self.save_hyperparameters()
+        # a pretrained model brings its own shape: its (unused) seq_len must not clash with the
+        # data module's when Lightning merges the hyper-parameters of both for the logger
+        self.save_hyperparameters(ignore=["seq_len"] if pretrained is not None else None)
         self.automatic_optimization = False
         self.poet_cfg = POETConfig(
             block_size=block_size, merge_interval=merge_interval, cayley=cayley,
             neumann_terms=neumann_terms, mode=mode, path=path, base_quant=base_quant,
             poet_lr=poet_lr, poet_lr_scale=poet_lr_scale, base_lr=lr, grad_clip=grad_clip,
-            clip_warmup_steps=clip_warmup_steps, seed=seed,
+            clip_warmup_steps=clip_warmup_steps, seed=seed, on_indivisible=on_indivisible,
+            normalize_rows=(pretrained is None) if normalize_rows is None else normalize_rows,
+            bias_placement=bias_placement, target_modules=target_modules,
         )  # fmt: skip
-        with torch.random.fork_rng():
-            torch.manual_seed(seed)
-            self.model = tiny_llama(
-                vocab_size, hidden_size, intermediate_size, num_layers, num_heads, seq_len
-            )
+        if pretrained is not None:
+            self.model = load_causal_lm(pretrained).train()  # from_pretrained returns eval mode
+        else:
+            with torch.random.fork_rng():
+                torch.manual_seed(seed)
+                self.model = tiny_llama(
+                    vocab_size, hidden_size, intermediate_size, num_layers, num_heads, seq_len
+                )
+        self.wrap_report = None
         if optimizer == "poet":
-            wrap_model(self.model, self.poet_cfg)
+            self.wrap_report = wrap_model(self.model, self.poet_cfg)
         elif optimizer in ("lora", "oft"):
             self.model = inject_adapters(self.model, optimizer, lora_rank, block_size)
         self.steps_since_merge = 0
@@ -237,10 +276,16 @@ class CausalLMModule(pl.LightningModule):
         """Check that the data's vocabulary fits the model's (no silent index errors)."""
         dm = getattr(self._trainer, "datamodule", None) if self._trainer is not None else None
         vocab = getattr(dm, "vocab_size", None)
-        if vocab is not None and vocab > self.hparams.vocab_size:
+        own = int(self.model.config.vocab_size)
+        if vocab is not None and vocab > own:
+            hint = (
+                "use the model's own tokenizer: --data.init_args.tokenizer PATH_OR_ID"
+                if self.hparams.pretrained
+                else f"set --model.init_args.vocab_size {vocab}"
+            )
             raise ValueError(
                 f"the data's vocabulary ({vocab} tokens) is larger than the model's "
-                f"vocab_size={self.hparams.vocab_size}; set --model.init_args.vocab_size {vocab}"
+                f"vocab_size={own}; {hint}"
             )
 
     def configure_optimizers(self):  # noqa: D102
@@ -427,6 +472,25 @@ class TextDataModule(pl.LightningDataModule):
         return self.val_dataloader()
 
 
+def local_documents(path: str, validation: bool, field: str = "text") -> list[dict]:
+    """The non-empty lines of a ``.txt`` file (or of every ``.txt`` under a folder) as
+    ``{field: line}`` rows of one split (:func:`~poet_x.pretraining_corpora.is_validation`)."""
+    root = Path(path).expanduser()
+    files = sorted(root.rglob("*.txt")) if root.is_dir() else [root]
+    if not files:
+        raise ValueError(f"no .txt files under {str(root)!r}")
+    rows = []
+    for f in files:
+        try:
+            text = f.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"{str(f)!r} is not UTF-8 text") from None
+        for line in text.splitlines():
+            if line.strip() and is_validation(line) == validation:
+                rows.append({field: line})
+    return rows
+
+
 class HFTextDataModule(pl.LightningDataModule):
     """C4 / WikiText / TinyStories (or a local text file) packed into LM windows.
 
@@ -498,18 +562,11 @@ class HFTextDataModule(pl.LightningDataModule):
         return self.tokenizer.vocab_size
 
     def _load(self, split: str, streaming: bool):
+        if self.local:  # plain Python: a local corpus needs no `datasets`
+            return local_documents(self.hparams.dataset, split == self.val_split,
+                                   self.hparams.text_field)  # fmt: skip
         from icml26_shared.hub import load_dataset
 
-        if self.local:
-            path = Path(self.hparams.dataset).expanduser()
-            files = sorted(str(p) for p in path.rglob("*.txt")) if path.is_dir() else [str(path)]
-            if not files:
-                raise ValueError(f"no .txt files under {str(path)!r}")
-            docs = load_dataset("text", data_files={"data": files}, split="data",
-                                streaming=streaming)  # fmt: skip
-            want_val = split == self.val_split
-            field = self.hparams.text_field
-            return docs.filter(lambda row: is_validation(row[field]) == want_val)
         try:
             return load_dataset(self.hub_id, self.config, split=split, streaming=streaming,
                                 offline_hint=OFFLINE_HINT)  # fmt: skip
@@ -533,7 +590,9 @@ class HFTextDataModule(pl.LightningDataModule):
         if hp.streaming and hasattr(train_docs, "shuffle") and not self.local:
             train_docs = train_docs.shuffle(seed=hp.seed, buffer_size=hp.shuffle_buffer)
         trainer = getattr(self, "trainer", None)
-        if trainer is not None and trainer.world_size > 1:  # DDP / FSDP: one shard per rank
+        if trainer is not None and trainer.world_size > 1 and self.local:
+            train_docs = train_docs[trainer.global_rank :: trainer.world_size]
+        elif trainer is not None and trainer.world_size > 1:  # DDP / FSDP: one shard per rank
             from datasets.distributed import split_dataset_by_node
 
             train_docs = split_dataset_by_node(train_docs, trainer.global_rank, trainer.world_size)

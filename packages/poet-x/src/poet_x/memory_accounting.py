@@ -68,21 +68,28 @@ class SavedTensorMeter:
     """
 
     def __init__(self, *modules: nn.Module, count_resident: bool = False) -> None:
-        self.exclude = set()
-        for mod in modules if not count_resident else ():
+        self.resident = set()
+        for mod in modules:
             for t in list(mod.parameters()) + list(mod.buffers()):
-                self.exclude.add(t.untyped_storage().data_ptr())
+                self.resident.add(t.untyped_storage().data_ptr())
+        self.count_resident = count_resident
         self.bytes = 0
+        self.resident_bytes = 0  # saved parameters / buffers of ``modules`` (always recorded)
         self._seen: set[tuple[int, int]] = set()
         self._ctx = None
 
     def _pack(self, t: torch.Tensor):
         try:
-            ptr = t.untyped_storage().data_ptr()
-            key = (ptr, t.untyped_storage().nbytes())
-            if ptr not in self.exclude and key not in self._seen:
+            storage = t.untyped_storage()
+            key = (storage.data_ptr(), storage.nbytes())
+            if key not in self._seen:
                 self._seen.add(key)
-                self.bytes += t.untyped_storage().nbytes()
+                if key[0] in self.resident:
+                    self.resident_bytes += key[1]
+                    if self.count_resident:
+                        self.bytes += key[1]
+                else:
+                    self.bytes += key[1]
         except (RuntimeError, NotImplementedError):
             self.bytes += t.numel() * t.element_size()
         return t
@@ -138,11 +145,13 @@ class LlamaShape:
     intermediate: int
     layers: int
     vocab: int = 32000
+    kv_hidden: int | None = None  # k/v projection width (grouped-query attention); None: hidden
 
     def matrices(self) -> list[tuple[int, int]]:
         """(out, in) of every hidden Linear (q, k, v, o, gate, up, down) over all layers."""
         h, f = self.hidden, self.intermediate
-        return [(h, h)] * 4 * self.layers + [(f, h), (f, h), (h, f)] * self.layers
+        kv = self.kv_hidden or h
+        return ([(h, h), (kv, h), (kv, h), (h, h)] + [(f, h), (f, h), (h, f)]) * self.layers
 
     def other_params(self) -> int:
         """Embedding + lm_head + norms."""
@@ -152,12 +161,14 @@ class LlamaShape:
 LLAMA_SHAPES = {
     "llama_1b": LlamaShape("llama_1b", 2048, 5504, 24),
     "llama_3b": LlamaShape("llama_3b", 2560, 6848, 32),
-    "llama_8b": LlamaShape("llama_8b", 4096, 14336, 32, 128256),
+    "llama_8b": LlamaShape("llama_8b", 4096, 14336, 32, 128256, kv_hidden=1024),  # Llama-3 8B
     "llama_13b": LlamaShape("llama_13b", 5120, 13824, 40),
 }
 
 
-def analytic_memory(shape: LlamaShape, block_size: int = 256, galore_rank: int = 512) -> dict:
+def analytic_memory(
+    shape: LlamaShape, block_size: int = 256, galore_rank: int = 512, quant_group_size: int = 256
+) -> dict:
     """Weight + gradient + optimiser-state GB (no activations) under bf16 mixed precision.
 
     AdamW: bf16 weights and grads (4 B) + fp32 m, v (8 B) = 12 B per parameter.
@@ -165,6 +176,12 @@ def analytic_memory(shape: LlamaShape, block_size: int = 256, galore_rank: int =
     matrix) + the fp32 projector (4 r min(m, n)).
     POET-X: bf16 W0 without gradient (2 B) + fp32 Q, grad, m, v (16 B) on (m+n)(b-1)/2 per
     matrix; non-matrix parameters (embeddings, norms) with AdamW (12 B).
+    POET-XQ: as POET-X with the base in uint8 (1 B) plus an fp32 scale and zero per group of
+    ``quant_group_size``.
+
+    >>> r = analytic_memory(LLAMA_SHAPES["llama_8b"])
+    >>> round(r["params (B)"], 2), r["POET-XQ GB"] < r["POET-X GB"] < r["AdamW GB"]
+    (8.03, True)
     """
     mats = shape.matrices()
     n_mat = sum(m * n for m, n in mats)
@@ -174,6 +191,7 @@ def analytic_memory(shape: LlamaShape, block_size: int = 256, galore_rank: int =
     galore = 4 * total + sum(12 * galore_rank * min(m, n) for m, n in mats) + 8 * other
     q = sum((m + n) * (block_size - 1) // 2 for m, n in mats)
     poet = 2 * n_mat + 16 * q + 12 * other
+    poet_xq = n_mat + 8 * n_mat / quant_group_size + 16 * q + 12 * other
     gb = 1024**3
     return {
         "model": shape.name,
@@ -181,5 +199,6 @@ def analytic_memory(shape: LlamaShape, block_size: int = 256, galore_rank: int =
         "AdamW GB": adamw / gb,
         "GaLore GB": galore / gb,
         "POET-X GB": poet / gb,
+        "POET-XQ GB": poet_xq / gb,
         "POET-X trainable (M)": (q + other) / 1e6,
     }

@@ -10,12 +10,17 @@ sizes in ``configs/reproduce/{quick,full,paper}.yaml``:
    validation loss at equal tokens and equal time, spectrum drift and orthogonality error on
    byte-level CPython stdlib text (and the curves figure).
 2. ``markov``: excess loss over the exact entropy rate of an order-2 Markov chain.
+3. ``memory``: one layer at the paper's Llama-8B shapes (4096 x 14336, 4096 x 4096, 2048
+   tokens, b = 256 / 512): memory held for backward, optimiser state and fwd+bwd time of
+   POET, POET-X fast / mem, POET-XQ, AdamW and GaLore, next to the analytic whole-model
+   table (:mod:`~poet_x.layer_benchmark`; the same code as ``poet-x benchmark``).
 """
 
 from __future__ import annotations
 
 from icml26_shared.experiment import Experiment, Section, SectionResult
 
+from .layer_benchmark import LayerBenchmarkSetting, benchmark_tables
 from .optimizer_comparison import (
     ComparisonSetting,
     comparison,
@@ -44,6 +49,29 @@ def markov_section(s: ComparisonSetting, seed: int) -> SectionResult:
     return SectionResult([markov_table(r.markov_rows, s, seed)])
 
 
+def memory_section(s: LayerBenchmarkSetting, seed: int) -> SectionResult:
+    import sys
+    import time
+
+    t0, cpu0 = time.perf_counter(), time.process_time()
+
+    def progress(msg: str) -> None:
+        print(f"  memory {msg} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
+
+    r = benchmark_tables(s, seed, progress)
+    notes = [
+        r.summary,
+        "held for backward = every tensor autograd keeps for the backward, once per storage, "
+        "the layer's own stored base weight included (POET-X_mem keeps W~0, POET-XQ its uint8 "
+        "codes); activations = the same without the layer's parameters and buffers. Bytes are "
+        "exact and do not depend on the seed or the machine.",
+        f"Times: median of {s.repeats} forward+backward pass(es) per row, {s.device}, "
+        f"{s.dtype}; this run took {time.perf_counter() - t0:.0f} s wall, "
+        f"{time.process_time() - cpu0:.0f} s CPU.",
+    ]
+    return SectionResult(r.tables, notes=notes)
+
+
 EXPERIMENT = Experiment(
     "poet-x",
     [
@@ -59,6 +87,14 @@ EXPERIMENT = Experiment(
             markov_section,
             "the same ordering on data with a known floor (excess loss over the entropy rate)",
             ComparisonSetting,
+        ),
+        Section(
+            "memory",
+            memory_section,
+            "at the paper's layer shapes POET-X_mem holds less for backward than POET-X_fast, "
+            "which holds less than POET (>= 3x below it); POET-XQ holds less than POET-X_mem; "
+            "the rotations' optimiser state is a fraction of AdamW's",
+            LayerBenchmarkSetting,
         ),
     ],  # fmt: skip
     notes=[
