@@ -2,8 +2,8 @@
 
 Paper: Lee & Jamieson, "Minimax Optimal Strategy for Delayed Observations in Online
 Reinforcement Learning" (ICML 2026, arXiv:2603.03480): state augmentation + upper
-confidence bounds, regret O~(H sqrt(D_max S A K)). Our reconstruction (the paper's
-Algorithm 1 was not available to us), per episode k:
+confidence bounds, regret O~(H sqrt(D_max S A K)). Algorithm 1 written from the statements of
+the paper's abstract (the only text of it available to us; no code), per episode k:
 
 1. counts n(s, a, s') from all revealed one-step transitions of past episodes and
    P_hat(s' | s, a) = n(s, a, s') / n(s, a) -- the model is *shared* across augmented
@@ -17,6 +17,11 @@ Algorithm 1 was not available to us), per episode k:
 
 With D = 0 (no delay) every step reveals the current state and this is exactly UCBVI
 (:class:`delayed_rl.baselines.UCBVI`) with the same bonus.
+
+Left open by the text available to us (our choices): the constant c of the bonus (default
+``"theory"`` = 1/sqrt(2), our one-sided Hoeffding derivation in :mod:`delayed_rl.bonus`), the
+log term L = log(S A H k / delta) and delta = 0.1, the Hoeffding or Bernstein form, clipping at
+the value range, ties broken to the lowest action index, a known delay pmf.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from .interaction import Agent, PolicyTable
 
 
 class DelayUCBVI(Agent):
-    """Delay-aware UCBVI (the paper's algorithm, reconstructed).
+    """Delay-aware UCBVI: the paper's Algorithm 1 as reconstructed from its statements.
 
     Parameters
     ----------
@@ -42,7 +47,8 @@ class DelayUCBVI(Agent):
     bonus:
         ``"hoeffding"``, ``"bernstein"`` or any :class:`~delayed_rl.bonus.Bonus` callable.
     bonus_scale, delta:
-        Constant c and confidence delta of a named bonus.
+        Constant c (a number, or ``"theory"``: 1/sqrt(2) Hoeffding, 1 Bernstein) and
+        confidence delta of a named bonus.
     max_states:
         Cap on the augmented state space.
 
