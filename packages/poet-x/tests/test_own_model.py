@@ -105,7 +105,7 @@ def test_class_paths_and_configs_are_left_to_lightning(argv, expected_tail):
 def test_own_data_shortcut_uses_the_models_tokenizer():
     argv = ["fit", f"--model={DATA / 'tiny-llama'}", "--data", str(DATA / "corpus.txt"), "--x", "1"]
     out = own_model_arguments(argv, Path("c"))
-    assert out[:3] == ["fit", "--config", str(Path("c") / "own_model.yaml")]
+    assert out[:3] == ["fit", "--config", str(Path("c") / "own_model" / "defaults.yaml")]
     i = out.index("--data.init_args.tokenizer")
     assert out[i + 1] == str(DATA / "tiny-llama") and out[-2:] == ["--x", "1"]
     assert "--model" not in out and "--data" not in out

@@ -158,7 +158,7 @@ def test_every_config_matches_a_reproduce_row_and_the_full_setting():
     others = {p.stem for p in configs} - {
         p.stem for p in configs if "lightning.TextDataModule" in p.read_text()
     }
-    assert others == {"teacher_regression", "own_model"}
+    assert others == {"teacher_regression"}
     hub = {p.stem for p in (Path(__file__).parents[1] / "configs" / "hub").glob("*.yaml")}
     assert hub == {"c4_poet_x_mem", "wikitext_poet_x_mem", "tinystories_poet_x_mem"}
 
@@ -167,7 +167,7 @@ def test_every_config_parses(capsys):
     from pathlib import Path
 
     # the reproduce-row configs share one schema (checked above): parse one of them
-    names = ["poet_x_mem", "teacher_regression", "own_model", "hub/c4_poet_x_mem", "hub/wikitext_poet_x_mem",
+    names = ["poet_x_mem", "teacher_regression", "own_model/defaults", "hub/c4_poet_x_mem", "hub/wikitext_poet_x_mem",
              "hub/tinystories_poet_x_mem"]  # fmt: skip
     for path in (Path(__file__).parents[1] / "configs" / f"{n}.yaml" for n in names):
         assert main(["fit", "--config", str(path), "--print_config"]) == 0, path.name

@@ -12,7 +12,7 @@ the configs, which include it), ``reproduce``, and the package commands ``memory
 time; :mod:`~poet_x.layer_benchmark`).
 
 Own model: ``poet-x fit --model PATH_OR_ID --data FILE_OR_DIR`` (:func:`own_model_arguments`)
-is ``poet-x fit --config poet-x:own_model.yaml`` with ``CausalLMModule(pretrained=...)`` and
+is ``poet-x fit --config poet-x:own_model/defaults.yaml`` with ``CausalLMModule(pretrained=...)`` and
 ``HFTextDataModule(dataset=..., tokenizer=<the model's>)``.
 """
 
@@ -148,13 +148,13 @@ def _is_text_reference(value: str) -> bool:
 def own_model_arguments(argv: Sequence[str], configs: Path) -> list[str]:
     """Rewrite ``fit --model PATH_OR_ID --data FILE_OR_DIR`` into the LightningCLI form.
 
-    ``--model`` naming a model folder or Hub id becomes ``--config configs/own_model.yaml
+    ``--model`` naming a model folder or Hub id becomes ``--config configs/own_model/defaults.yaml
     --model.init_args.pretrained PATH_OR_ID``; ``--data`` naming a local text file or folder
     becomes ``--data.init_args.dataset FILE_OR_DIR`` with the model's tokenizer. Anything else
     (class paths, config files) is left to LightningCLI unchanged.
 
     >>> own_model_arguments(["fit", "--model", "org/llm", "--trainer.max_steps", "3"], Path("c"))
-    ['fit', '--config', 'c/own_model.yaml', '--model.init_args.pretrained', 'org/llm', '--trainer.max_steps', '3']
+    ['fit', '--config', 'c/own_model/defaults.yaml', '--model.init_args.pretrained', 'org/llm', '--trainer.max_steps', '3']
     """
     argv = list(argv)
     if not argv or argv[0] not in ("fit", "validate", "test", "predict"):
@@ -162,7 +162,12 @@ def own_model_arguments(argv: Sequence[str], configs: Path) -> list[str]:
     model, data = _option(argv, "--model"), _option(argv, "--data")
     if model is None or not _is_model_reference(model[1]):
         return argv
-    extra = ["--config", str(configs / "own_model.yaml"), "--model.init_args.pretrained", model[1]]
+    extra = [
+        "--config",
+        str(configs / "own_model" / "defaults.yaml"),
+        "--model.init_args.pretrained",
+        model[1],
+    ]
     drop = {model[0]} | ({model[0] - 1} if argv[model[0]] == model[1] else set())
     if data is not None and _is_text_reference(data[1]):
         extra += ["--data.init_args.dataset", data[1], "--data.init_args.tokenizer", model[1]]
