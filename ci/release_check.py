@@ -11,7 +11,9 @@ every other dependency at the version ``uv.lock`` pins, so nothing resolves diff
 the tested workspace) and smoke-tested from an empty folder: ``<cli> --help``, ``<cli>
 configs``, and ``<cli> fit --config <cli>:<a shipped config> --trainer.fast_dev_run true`` (or
 ``--print_config`` for a package without a Lightning config). The output must hold no
-Lightning "Tip" advertisement.
+Lightning "Tip" advertisement. A package whose method runs without torch (``LIGHT``) is also
+installed without extras into its own venv, which must stay under its size budget and run a
+command on the package's example data.
 
 ``--one-venv`` installs every wheel into one venv (the local CI check; much faster than one
 venv per member); the release workflow checks one member per venv. ``--out DIR`` keeps the
@@ -138,6 +140,33 @@ def smoke(name: str, bin_dir: Path, workdir: Path) -> str:
     return f"{plan['cli']} {' '.join(plan['args'])}"
 
 
+# Packages whose method runs without torch: their plain install (no extras) must stay small
+# and run this command on the package's own example data (tests/data/).
+LIGHT = {
+    "anytime-hoeffding": (0.5e9, ["evaluate", "--csv", "{data}/machines.csv", "--target", "status"]),
+}
+
+
+def light_install(name: str, path: Path, wheels: list[Path], pins: Path, tmp: Path) -> str:
+    """Install ``wheels`` without extras into a fresh venv; check its size and one command."""
+    budget, args = LIGHT[name]
+    venv = tmp / f"light-{name}"
+    sh(["uv", "venv", "--quiet", "--python", "3.11", str(venv)])
+    sh(["uv", "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"),
+        "-c", str(pins), *map(str, wheels)])  # fmt: skip
+    size = sum(f.stat().st_size for f in venv.rglob("*") if f.is_file() and not f.is_symlink())
+    assert size <= budget, (
+        f"{name}: the plain install takes {size / 1e9:.2f} GB > {budget / 1e9} GB"
+    )
+    data = (ROOT / path / "tests" / "data").resolve()
+    work = tmp / "work" / f"light-{name}"
+    work.mkdir(parents=True)
+    cmd = [str(venv / "bin" / name), *(a.format(data=data) for a in args)]
+    done = subprocess.run(cmd, cwd=work, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, f"{name}: {' '.join(args)}: {(done.stdout + done.stderr)[-1500:]}"
+    return f"{size / 1e9:.2f} GB, {name} {' '.join(args)}"
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="members (default: all)")
@@ -178,6 +207,10 @@ def main(argv: list[str]) -> int:
         for name in names:
             tried = smoke(name, venvs[name], tmp / "work" / name)
             print(f"{name}: installed wheel ok from an empty folder: {tried}", flush=True)
+        for name in (n for n in names if n in LIGHT):
+            wheels = [built[SHARED][0], built[name][0]]
+            tried = light_install(name, found[name], wheels, pins, tmp)
+            print(f"{name}: plain install without extras ok: {tried}", flush=True)
         print(f"release check: {len(names)} member(s) ok in {time.perf_counter() - start:.0f} s")
     return 0
 
