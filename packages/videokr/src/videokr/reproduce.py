@@ -24,17 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from icml26_shared.experiment import Experiment, Section, SectionResult, seeds
-from icml26_shared.results import Table
 
-from .synthkr import (
-    accuracy_figure,
-    filter_tables,
-    filtered_world,
-    mean_sd_table,
-    methods_table,
-    sum_table,
-    video_dependency_table,
-)
+from .synthkr import filters_over_seeds, methods_over_seeds, video_dependency_over_seeds
 
 
 def _threads(n: int) -> None:
@@ -60,47 +51,21 @@ class MethodsSetting(WorldSetting):
 
 
 def methods_section(s: MethodsSetting, seed: int) -> SectionResult:
-    import lightning.pytorch as pl
-
     _threads(s.threads)
-    tables = []
-    for sd in seeds(s, seed):
-        pl.seed_everything(sd, verbose=False)
-        fw = filtered_world(s.n_videos, sd)
-        tables.append(methods_table(fw, s.sft_steps, s.grpo_steps, s.group, s.grpo_batch, sd))
-    table = mean_sd_table(tables, "method")
-    table.notes = (
-        f"{len(tables)} seeds (mean ± sd), one micro-world, filtering and training per seed. "
-        + " ".join(f"Seed {sd}: {t.notes}" for sd, t in zip(seeds(s, seed), tables, strict=True))
+    tables, fig = methods_over_seeds(
+        s.n_videos, s.sft_steps, s.grpo_steps, s.group, s.grpo_batch, seeds(s, seed)
     )
-    per_seed = Table(
-        "Overall accuracy per seed", ["method", *[f"seed {sd}" for sd in seeds(s, seed)]]
-    )
-    for row in tables[0].rows:
-        per_seed.add_row(method=row["method"], **{
-            f"seed {sd}": next(r for r in t.rows if r["method"] == row["method"])["overall"]
-            for sd, t in zip(seeds(s, seed), tables, strict=True)
-        })  # fmt: skip
-    return SectionResult([table, per_seed], {"synthkr_accuracy.png": accuracy_figure(tables)})
+    return SectionResult(tables, {"synthkr_accuracy.png": fig})
 
 
 def video_dependency_section(s: WorldSetting, seed: int):
     _threads(s.threads)
-    tables = [video_dependency_table(filtered_world(s.n_videos, sd)) for sd in seeds(s, seed)]
-    table = mean_sd_table(tables, "eval split")
-    table.notes += f" {len(tables)} seeds (mean ± sd; items: seed {seed})."
-    return table
+    return video_dependency_over_seeds(s.n_videos, seeds(s, seed))
 
 
 def filters_section(s: WorldSetting, seed: int):
     _threads(s.threads)
-    per_seed = [filter_tables(filtered_world(s.n_videos, sd)) for sd in seeds(s, seed)]
-    n = len(per_seed)
-    filt = sum_table([p[0] for p in per_seed], ("split", "defect"))
-    filt.notes += f" Counts summed over {n} seeds."
-    removed = sum_table([p[1] for p in per_seed], ("split", "filter"))
-    removed.notes = f"Counts summed over {n} seeds."
-    return [filt, removed]
+    return filters_over_seeds(s.n_videos, seeds(s, seed))
 
 
 @dataclass

@@ -275,3 +275,49 @@ def accuracy_figure(tables: list[Table]):
     ax.set_ylim(0, 1)
     ax.legend(fontsize=7, ncol=2)
     return fig
+
+
+# ------------------------------------------------------------------ over seeds
+
+
+def methods_over_seeds(
+    n_videos: int, sft_steps: int, grpo_steps: int, group: int, grpo_batch: int, seeds: list[int]
+):
+    """:func:`methods_table` per seed -> ``([mean ± sd table, per-seed overall table], figure)``."""
+    import lightning.pytorch as pl
+
+    tables = []
+    for sd in seeds:
+        pl.seed_everything(sd, verbose=False)
+        fw = filtered_world(n_videos, sd)
+        tables.append(methods_table(fw, sft_steps, grpo_steps, group, grpo_batch, sd))
+    table = mean_sd_table(tables, "method")
+    table.notes = (
+        f"{len(tables)} seeds (mean ± sd), one micro-world, filtering and training per seed. "
+        + " ".join(f"Seed {sd}: {t.notes}" for sd, t in zip(seeds, tables, strict=True))
+    )
+    per_seed = Table("Overall accuracy per seed", ["method", *[f"seed {sd}" for sd in seeds]])
+    for row in tables[0].rows:
+        per_seed.add_row(method=row["method"], **{
+            f"seed {sd}": next(r for r in t.rows if r["method"] == row["method"])["overall"]
+            for sd, t in zip(seeds, tables, strict=True)
+        })  # fmt: skip
+    return [table, per_seed], accuracy_figure(tables)
+
+
+def video_dependency_over_seeds(n_videos: int, seeds: list[int]) -> Table:
+    """:func:`video_dependency_table` per seed, as ``mean ± sd``."""
+    tables = [video_dependency_table(filtered_world(n_videos, sd)) for sd in seeds]
+    table = mean_sd_table(tables, "eval split")
+    table.notes += f" {len(tables)} seeds (mean ± sd; items: seed {seeds[0]})."
+    return table
+
+
+def filters_over_seeds(n_videos: int, seeds: list[int]) -> list[Table]:
+    """:func:`filter_tables` per seed, counts summed over seeds."""
+    per_seed = [filter_tables(filtered_world(n_videos, sd)) for sd in seeds]
+    filt = sum_table([p[0] for p in per_seed], ("split", "defect"))
+    filt.notes += f" Counts summed over {len(seeds)} seeds."
+    removed = sum_table([p[1] for p in per_seed], ("split", "filter"))
+    removed.notes = f"Counts summed over {len(seeds)} seeds."
+    return [filt, removed]
