@@ -80,12 +80,14 @@ def load_episodes(path, n_classes: int) -> dict[str, torch.Tensor]:
 
     ``x`` is ``(N, d)`` or ``(B, N, d)``, ``xq`` is ``(d,)`` or ``(B, d)``; ``y`` holds
     integer labels ``(B, N)`` (``-1`` = unlabeled) or one-hot rows ``(B, N, C)`` (all-zero
-    row = unlabeled). Returns a batch with integer ``y``; raises ``ValueError`` with one
-    line on NaN/inf, labels out of range, rows that are not one-hot or mismatched shapes.
+    row = unlabeled). An optional ``yq`` ``(B,)`` (or scalar) holds the probes' true classes,
+    needed to train or score on the file. Returns a batch with integer ``y`` (and ``yq``,
+    ``y_clean = y`` when ``yq`` is given); raises ``ValueError`` with one line on NaN/inf,
+    labels out of range, rows that are not one-hot or mismatched shapes.
     """
     try:
         with np.load(path, allow_pickle=False) as data:
-            arrays = {k: np.asarray(data[k]) for k in ("x", "y", "xq") if k in data}
+            arrays = {k: np.asarray(data[k]) for k in ("x", "y", "xq", "yq") if k in data}
     except (OSError, ValueError) as err:
         raise ValueError(f"cannot read episodes from {str(path)!r}: {err}") from err
     missing = {"x", "y", "xq"} - set(arrays)
@@ -121,11 +123,20 @@ def load_episodes(path, n_classes: int) -> dict[str, torch.Tensor]:
         )
     labels = torch.from_numpy(y.astype(np.int64))
     one_hot_labels(labels, n_classes)  # range check: [0, C-1] or -1
-    return {
+    out = {
         "x": torch.from_numpy(x.astype(np.float32)),
         "y": labels,
         "xq": torch.from_numpy(xq.astype(np.float32)),
     }
+    if "yq" in arrays:
+        yq = np.atleast_1d(arrays["yq"])
+        if yq.shape != (x.shape[0],) or not np.isfinite(yq).all():
+            raise ValueError(f"yq must hold one class per episode, shape ({x.shape[0]},)")
+        if not np.equal(np.mod(yq, 1), 0).all() or yq.min() < 0 or yq.max() >= n_classes:
+            raise ValueError(f"probe labels yq must be integers in [0, {n_classes - 1}]")
+        out["yq"] = torch.from_numpy(yq.astype(np.int64))
+        out["y_clean"] = labels.clone()
+    return out
 
 
 class LinearTaskSampler:
@@ -260,3 +271,189 @@ class LinearTaskSampler:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         rng = np.random.default_rng([self.seed, 2**31 + index])
         return self._to_torch(self._draw(rng, batch_size))
+
+
+#: scikit-learn's bundled tables (shipped inside its wheel: no download)
+SKLEARN_TABLES = ("digits", "wine", "iris", "breast_cancer")
+
+
+def read_table(source: str, label_column: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Features ``(n, p)`` and integer class codes ``(n,)`` of a table.
+
+    ``source`` is ``"sklearn:<name>"`` (one of :data:`SKLEARN_TABLES`) or the path of a CSV
+    file with a header row, numeric feature columns and one label column (``label_column``,
+    default: the last column; its values may be any strings or numbers). Raises
+    ``ValueError`` with one line on a missing file, a missing label column, non-numeric or
+    missing feature values, or fewer than two classes.
+
+    >>> feats, labels = read_table("sklearn:wine")
+    >>> feats.shape, sorted(set(labels.tolist()))
+    ((178, 13), [0, 1, 2])
+    """
+    source = str(source)
+    if source.startswith("sklearn:"):
+        name = source.split(":", 1)[1]
+        if name not in SKLEARN_TABLES:
+            raise ValueError(f"unknown sklearn table {name!r}; expected one of {SKLEARN_TABLES}")
+        import sklearn.datasets
+
+        data = getattr(sklearn.datasets, f"load_{name}")()
+        feats, raw = np.asarray(data.data, dtype=np.float64), np.asarray(data.target)
+    else:
+        import csv
+        from pathlib import Path
+
+        path = Path(source)
+        if not path.is_file():
+            raise ValueError(f"table file {source!r} does not exist")
+        try:
+            with path.open(newline="", encoding="utf-8") as fh:
+                rows = list(csv.reader(fh))
+        except (OSError, UnicodeDecodeError, csv.Error) as err:
+            raise ValueError(f"cannot read table {source!r}: {err}") from err
+        if len(rows) < 2:
+            raise ValueError(f"table {source!r} needs a header row and at least one data row")
+        header, body = rows[0], [r for r in rows[1:] if r]
+        col = len(header) - 1 if label_column is None else None
+        if label_column is not None:
+            if label_column not in header:
+                raise ValueError(f"label column {label_column!r} not in the header of {source!r}")
+            col = header.index(label_column)
+        if any(len(r) != len(header) for r in body):
+            raise ValueError(f"table {source!r}: every row needs {len(header)} fields")
+        raw = np.asarray([r[col] for r in body])
+        try:
+            feats = np.asarray(
+                [[float(v) for i, v in enumerate(r) if i != col] for r in body], dtype=np.float64
+            )
+        except ValueError as err:
+            raise ValueError(f"table {source!r}: non-numeric feature value ({err})") from err
+    if not np.isfinite(feats).all():
+        raise ValueError(f"table {source!r} has missing (NaN) or infinite feature values")
+    classes, labels = np.unique(raw, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(f"table {source!r} has fewer than two classes")
+    return feats, labels.astype(np.int64)
+
+
+class TableEpisodeSampler:
+    """Episodes built from a real table: random feature subsets, standardised, N context points.
+
+    Episode ``i`` (its own generator seeded with ``(seed, i)``) draws ``n_classes`` of the
+    table's classes and relabels them ``0..C-1`` in random order, ``d`` random feature columns,
+    and ``n_context + 1`` distinct rows of those classes (the last is the probe). Features are
+    standardised with the context points' mean and standard deviation (the probe is not used
+    for them; constant columns become 0). The same batch format as :class:`LinearTaskSampler`
+    (``y_clean = y``), so models, anchors and the analysis run on it unchanged.
+
+    Parameters
+    ----------
+    features, labels
+        Table ``(n, p)`` and integer class codes ``(n,)`` (see :func:`read_table`).
+    d, n_classes, n_context
+        Episode size; needs ``d <= p``, at least ``n_classes`` classes and ``n_context + 1``
+        rows in every draw of ``n_classes`` classes.
+    seed
+        Base seed of the episodes.
+    name
+        Shown in messages (``"digits"``, a file name).
+
+    References
+    ----------
+    Lutz et al., ICML 2026 (arXiv 2604.11613): the real-data episodes of its robustness study;
+    built here from scikit-learn's bundled tables or a user's CSV.
+
+    Examples
+    --------
+    >>> sampler = TableEpisodeSampler.from_source("sklearn:digits", d=8, n_classes=2,
+    ...                                          n_context=32, seed=0)
+    >>> ep = sampler.sample(4)
+    >>> tuple(ep["x"].shape), tuple(ep["xq"].shape), int(ep["y"].max()) <= 1
+    ((4, 32, 8), (4, 8), True)
+    """
+
+    def __init__(
+        self,
+        features: np.ndarray,
+        labels: np.ndarray,
+        d: int,
+        n_classes: int,
+        n_context: int,
+        seed: int = 0,
+        name: str = "table",
+    ) -> None:
+        check_task_sizes(d, n_classes, n_context)
+        features, labels = np.asarray(features, dtype=np.float64), np.asarray(labels)
+        if features.ndim != 2 or labels.shape != (len(features),):
+            raise ValueError(f"{name}: need features (n, p) and labels (n,)")
+        if d > features.shape[1]:
+            raise ValueError(f"{name} has {features.shape[1]} feature columns, fewer than d={d}")
+        classes, counts = np.unique(labels, return_counts=True)
+        if len(classes) < n_classes:
+            raise ValueError(f"{name} has {len(classes)} classes, fewer than C={n_classes}")
+        smallest = int(np.sort(counts)[:n_classes].sum())
+        if smallest < n_context + 1:
+            raise ValueError(
+                f"{name}: the {n_classes} smallest classes hold {smallest} rows, fewer than "
+                f"the N+1={n_context + 1} an episode needs"
+            )
+        self.features, self.labels, self.classes = features, labels, classes
+        self.d, self.n_classes, self.n_context = int(d), int(n_classes), int(n_context)
+        self.seed, self.name = seed, name
+        self.noise, self.unlabeled, self.kind = 0.0, 0.0, "table"
+
+    @classmethod
+    def from_source(
+        cls,
+        source: str,
+        d: int,
+        n_classes: int,
+        n_context: int,
+        seed: int = 0,
+        label_column: str | None = None,
+    ) -> TableEpisodeSampler:
+        """Sampler over :func:`read_table` ``(source, label_column)``."""
+        feats, labels = read_table(source, label_column)
+        name = source.split(":", 1)[1] if source.startswith("sklearn:") else source
+        return cls(feats, labels, d, n_classes, n_context, seed, name)
+
+    def _episode(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        chosen = rng.choice(self.classes, size=self.n_classes, replace=False)
+        rows = np.flatnonzero(np.isin(self.labels, chosen))
+        rows = rng.choice(rows, size=self.n_context + 1, replace=False)
+        cols = rng.choice(self.features.shape[1], size=self.d, replace=False)
+        feats = self.features[np.ix_(rows, cols)]
+        ctx = feats[: self.n_context]
+        std = ctx.std(0)
+        feats = (feats - ctx.mean(0)) / np.where(std > 1e-12, std, np.inf)
+        relabel = {c: k for k, c in enumerate(chosen)}
+        return _f32(feats), np.array([relabel[v] for v in self.labels[rows]])
+
+    def _draw(self, rngs) -> dict[str, torch.Tensor]:
+        feats, labels = zip(*(self._episode(r) for r in rngs), strict=True)
+        feats, labels = np.stack(feats), np.stack(labels)
+        n = self.n_context
+        parts = {"x": feats[:, :n], "y": labels[:, :n], "y_clean": labels[:, :n],
+                 "xq": feats[:, n], "yq": labels[:, n]}  # fmt: skip
+        return LinearTaskSampler._to_torch(parts)
+
+    def sample(self, n_episodes: int, start: int = 0) -> dict[str, torch.Tensor]:
+        """Episodes ``start .. start + n_episodes - 1``, each from its own seeded generator."""
+        if n_episodes < 1:
+            raise ValueError(f"n_episodes must be >= 1, got {n_episodes}")
+        return self._draw(np.random.default_rng([self.seed, start + i]) for i in range(n_episodes))
+
+    def batch(self, batch_size: int, index: int) -> dict[str, torch.Tensor]:
+        """Training batch number ``index`` (episodes disjoint from :meth:`sample`'s indices)."""
+        return self.sample(batch_size, start=2**31 + index * batch_size)
+
+
+def save_episodes(path, batch: dict[str, torch.Tensor]) -> None:
+    """Write a batch's ``x``, ``y``, ``xq`` and ``yq`` to an ``.npz`` file (atomically)."""
+    import io
+
+    from icml26_shared.results import atomic_write_bytes
+
+    buf = io.BytesIO()
+    np.savez(buf, **{k: batch[k].numpy() for k in ("x", "y", "xq", "yq") if k in batch})
+    atomic_write_bytes(path, buf.getvalue())

@@ -25,7 +25,12 @@ from torch.nn import functional as F
 from torch.utils.data import DataLoader, Dataset
 
 from symicl.analysis import model_defects
-from symicl.episodes import LinearTaskSampler, one_hot_labels
+from symicl.episodes import (
+    LinearTaskSampler,
+    TableEpisodeSampler,
+    load_episodes,
+    one_hot_labels,
+)
 from symicl.transformer import EquivariantICLTransformer
 
 VAL_OFFSET = 10_000_000  # episode indices of the validation bank start here
@@ -77,6 +82,18 @@ class LinearTaskDataModule(pl.LightningDataModule):
         Base seed of every episode.
     num_workers
         DataLoader workers (0 on small CPUs).
+    episodes
+        Your own episodes instead of the synthetic task: an ``.npz`` file with ``x``
+        ``(B, N, d)``, ``y`` ``(B, N)`` (``-1`` = unlabeled) or one-hot ``(B, N, C)``, ``xq``
+        ``(B, d)`` and ``yq`` ``(B,)`` (see :func:`symicl.episodes.load_episodes`). The last
+        ``min(val_episodes, B // 5)`` episodes are held out as the validation and test bank;
+        training passes over the rest in shuffled batches (an epoch = one pass, so set
+        ``trainer.max_epochs``). The shift options do not apply.
+    table, label_column
+        Episodes built on the fly from a table (:class:`symicl.episodes.TableEpisodeSampler`):
+        ``"sklearn:digits"`` (or ``wine``, ``iris``, ``breast_cancer``) or a CSV path whose
+        label column is ``label_column`` (default: the last). Training, validation and test
+        episodes use disjoint episode seeds (rows may recur across episodes).
 
     Examples
     --------
@@ -106,6 +123,9 @@ class LinearTaskDataModule(pl.LightningDataModule):
         test_n_context: int | None = None,
         seed: int = 0,
         num_workers: int = 0,
+        episodes: str | None = None,
+        table: str | None = None,
+        label_column: str | None = None,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
@@ -129,6 +149,32 @@ class LinearTaskDataModule(pl.LightningDataModule):
         )
         self._val: _EpisodeBank | None = None
         self._test: _EpisodeBank | None = None
+        self._train_bank: _EpisodeBank | None = None
+        if episodes is not None and table is not None:
+            raise ValueError("give either data.episodes (a .npz file) or data.table, not both")
+        if episodes is not None:
+            self._split_file(load_episodes(episodes, n_classes), d, val_episodes, str(episodes))
+        elif table is not None:
+            sampler = TableEpisodeSampler.from_source(
+                table, d, n_classes, n_context, seed, label_column
+            )
+            self.train_sampler = self.test_sampler = sampler
+
+    def _split_file(self, bank: dict, d: int, val_episodes: int, path: str) -> None:
+        if "yq" not in bank:
+            raise ValueError(
+                f"episode file {path!r} lacks 'yq' (the probes' classes), needed to train"
+            )
+        if bank["x"].shape[-1] != d:
+            raise ValueError(
+                f"episode file {path!r} has d={bank['x'].shape[-1]} features, data.d is {d}"
+            )
+        n = len(bank["yq"])
+        n_val = min(val_episodes, n // 5)
+        if n_val < 1 or n - n_val < 1:
+            raise ValueError(f"episode file {path!r} holds {n} episodes; need at least 5")
+        self._train_bank = _EpisodeBank({k: v[: n - n_val] for k, v in bank.items()})
+        self._val = self._test = _EpisodeBank({k: v[n - n_val :] for k, v in bank.items()})
 
     def setup(self, stage: str | None = None) -> None:
         """Draw the validation and test banks (once)."""
@@ -141,6 +187,11 @@ class LinearTaskDataModule(pl.LightningDataModule):
     def train_dataloader(self) -> DataLoader:
         """Seeded training batches (already batched: ``batch_size=None``)."""
         hp = self.hparams
+        if self._train_bank is not None:  # the user's episode file
+            return DataLoader(
+                self._train_bank, batch_size=hp.batch_size, shuffle=True,
+                num_workers=hp.num_workers,
+            )  # fmt: skip
         data = _TrainBatches(self.train_sampler, hp.train_batches, hp.batch_size)
         return DataLoader(data, batch_size=None, shuffle=False, num_workers=hp.num_workers)
 
@@ -214,6 +265,20 @@ class ICLClassifierModule(pl.LightningModule):
         self.defect_before_projection: dict[str, float] | None = None
         #: state dict of an "augment" model just before its end-of-fit projection
         self.state_before_projection: dict[str, torch.Tensor] | None = None
+
+    def setup(self, stage: str) -> None:
+        """Refuse a data module whose ``d`` / ``n_classes`` differ from the model's (one line)."""
+        data = getattr(self.trainer, "datamodule", None) if self._trainer is not None else None
+        hp = getattr(data, "hparams", {}) or {}
+        if "d" in hp and hp["d"] != self.model.d:
+            raise ValueError(
+                f"feature dimension {hp['d']} of the data does not match the model's "
+                f"d={self.model.d}"
+            )
+        if "n_classes" in hp and hp["n_classes"] != self.model.n_classes:
+            raise ValueError(
+                f"the data has C={hp['n_classes']} classes, the model C={self.model.n_classes}"
+            )
 
     def forward(self, x: torch.Tensor, y: torch.Tensor, xq: torch.Tensor) -> torch.Tensor:
         """Probe logits ``(B, C)``; ``y`` may be integer labels ``(B, N)`` (-1 = unlabeled)."""

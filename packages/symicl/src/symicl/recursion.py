@@ -56,6 +56,10 @@ class Recursion:
     qk, ov
         Nested lists ``[layer][head] -> [a, b, c, e, f, h]`` of the score form and the
         value map.
+    inert
+        Optional masks of the same shape marking coefficients that never receive a gradient
+        (set by :func:`symicl.mechanism.prune_recursion`); :meth:`describe` prints them as
+        ``inert`` instead of a value.
 
     Examples
     --------
@@ -77,6 +81,9 @@ class Recursion:
     attention: str
     qk: list[list[list[float]]] = field(default_factory=list)
     ov: list[list[list[float]]] = field(default_factory=list)
+    #: ``{"qk": mask, "ov": mask}`` ([layer][head][6] booleans) of coefficients that never
+    #: receive a gradient (:func:`symicl.mechanism.inert_parameters`), or ``None`` if unknown
+    inert: dict | None = None
 
     @property
     def depth(self) -> int:
@@ -86,7 +93,7 @@ class Recursion:
     # -------------------------------------------------------------- serialisation
     def to_dict(self) -> dict:
         """Plain-JSON dict with the coefficient names."""
-        return {
+        out = {
             "d": self.d,
             "n_classes": self.n_classes,
             "attention": self.attention,
@@ -94,6 +101,9 @@ class Recursion:
             "qk": self.qk,
             "ov": self.ov,
         }
+        if self.inert is not None:
+            out["inert"] = self.inert
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> Recursion:
@@ -105,6 +115,7 @@ class Recursion:
                 str(data["attention"]),
                 data["qk"],
                 data["ov"],
+                data.get("inert"),
             )
         except (KeyError, TypeError) as err:
             raise ValueError(f"not a symicl recursion: missing or bad field {err}") from err
@@ -113,6 +124,13 @@ class Recursion:
             raise ValueError("recursion coefficients must be [layer][head][6] for qk and ov")
         if not (np.isfinite(arr_qk).all() and np.isfinite(arr_ov).all()):
             raise ValueError("recursion coefficients contain NaN or inf")
+        if rec.inert is not None:
+            try:
+                shapes = {np.asarray(rec.inert[k], dtype=bool).shape for k in ("qk", "ov")}
+            except (KeyError, TypeError, ValueError) as err:
+                raise ValueError(f"recursion 'inert' masks are malformed: {err}") from err
+            if shapes != {arr_qk.shape}:
+                raise ValueError("recursion 'inert' masks must have the coefficients' shape")
         return rec
 
     def to_json(self) -> str:
@@ -199,14 +217,19 @@ class Recursion:
     def describe(self) -> str:
         """Human-readable per-layer update rule."""
         lines = [f"Recursion: d={self.d}, C={self.n_classes}, {self.attention} attention"]
+        if self.inert is not None:
+            lines[0] += " (inert = never receives a gradient, not learned; pruned to 0)"
+        names = sym.COEFFICIENT_NAMES
+
+        def cell(name: str, value: float, inert: bool) -> str:
+            return f"{name}=inert" if inert else f"{name}={value:+.3f}"
+
         for layer, (lqk, lov) in enumerate(zip(self.qk, self.ov, strict=True)):
             for head, (cq, co) in enumerate(zip(lqk, lov, strict=True)):
-                q = ", ".join(
-                    f"{n}={v:+.3f}" for n, v in zip(sym.COEFFICIENT_NAMES, cq, strict=True)
-                )
-                o = ", ".join(
-                    f"{n}'={v:+.3f}" for n, v in zip(sym.COEFFICIENT_NAMES, co, strict=True)
-                )
+                iq = self.inert["qk"][layer][head] if self.inert else [False] * 6
+                io = self.inert["ov"][layer][head] if self.inert else [False] * 6
+                q = ", ".join(cell(n, v, m) for n, v, m in zip(names, cq, iq, strict=True))
+                o = ", ".join(cell(n + "'", v, m) for n, v, m in zip(names, co, io, strict=True))
                 lines.append(f"  layer {layer} head {head}: score [{q}]  value [{o}]")
         return "\n".join(lines)
 
