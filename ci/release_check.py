@@ -143,7 +143,10 @@ def smoke(name: str, bin_dir: Path, workdir: Path) -> str:
 # Packages whose method runs without torch: their plain install (no extras) must stay small
 # and run this command on the package's own example data (tests/data/).
 LIGHT = {
-    "anytime-hoeffding": (0.5e9, ["evaluate", "--csv", "{data}/machines.csv", "--target", "status"]),
+    "anytime-hoeffding": (
+        0.5e9,
+        ["evaluate", "--csv", "{data}/machines.csv", "--target", "status"],
+    ),
 }
 
 
