@@ -85,3 +85,19 @@ def test_ensure_writable_dir(tmp_path):
             ensure_writable_dir(ro / "sub")
     with pytest.raises(PermissionError, match="not writable"):
         ensure_writable_dir(f / "sub")  # below a regular file: cannot be created
+
+
+def test_atomic_write_figure_writes_a_png_and_closes_the_figure(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from icml26_shared.results import atomic_write_figure
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    path = atomic_write_figure(tmp_path / "sub" / "line.png", fig, dpi=50)
+    assert path.read_bytes().startswith(b"\x89PNG")
+    assert path.stat().st_mode & 0o777 == 0o666 & ~results._umask()
+    assert not plt.fignum_exists(fig.number)
+    assert [p.name for p in path.parent.iterdir()] == ["line.png"]  # no temporary file left

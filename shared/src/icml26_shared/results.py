@@ -44,6 +44,18 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     return path
 
 
+def atomic_write_figure(path: str | os.PathLike, fig: Any, dpi: int = 120) -> Path:
+    """Save a matplotlib figure as a PNG with :func:`atomic_write_bytes`, then close it."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    return atomic_write_bytes(path, buf.getvalue())
+
+
 def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
@@ -369,16 +381,9 @@ class Report:
 
     def save_figure(self, fig: Any, name: str, dpi: int = 120, section: str | None = None) -> Path:
         """Save a matplotlib figure atomically as ``out_dir/name`` (PNG) and close it."""
-        import io
-
-        import matplotlib.pyplot as plt
-
         if not name.endswith(".png"):
             name = f"{name}.png"
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
-        plt.close(fig)
-        path = atomic_write_bytes(self.out_dir / name, buf.getvalue())
+        path = atomic_write_figure(self.out_dir / name, fig, dpi=dpi)
         if section is not None:
             if name not in self.sections[section].figures:
                 self.sections[section].figures.append(name)

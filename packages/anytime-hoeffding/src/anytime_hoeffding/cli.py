@@ -113,7 +113,12 @@ def evaluate(
         out: Folder for result.json, results.md and prequential.png.
     """
     import numpy as np
-    from icml26_shared.results import Table, atomic_write_text, ensure_writable_dir
+    from icml26_shared.results import (
+        Table,
+        atomic_write_figure,
+        atomic_write_text,
+        ensure_writable_dir,
+    )
 
     from .anchors import make_method
     from .prequential import prequential
@@ -204,20 +209,8 @@ def evaluate(
         atomic_write_text(out / "result.json", json.dumps(rows.to_dict(), indent=2))
         atomic_write_text(out / "results.md", rows.to_markdown() + "\n")
         fig = prequential_figure({s.name: curves}, {s.name: s.drifts})
-        _save_png(fig, out / "prequential.png")
+        atomic_write_figure(out / "prequential.png", fig, dpi=110)
         print(f"wrote {out / 'result.json'}, {out / 'results.md'}, {out / 'prequential.png'}")
-
-
-def _save_png(fig, path: Path) -> None:
-    import io
-
-    import matplotlib.pyplot as plt
-    from icml26_shared.results import atomic_write_bytes
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    atomic_write_bytes(path, buf.getvalue())
 
 
 def predict_csv(
@@ -293,7 +286,7 @@ def inspect(
         seed: Stream seed.
         out: Folder for tree.png (the drawing) and tree.json (structure and split log).
     """
-    from icml26_shared.results import atomic_write_text, ensure_writable_dir
+    from icml26_shared.results import atomic_write_figure, atomic_write_text, ensure_writable_dir
 
     if out is not None:
         ensure_writable_dir(out)
@@ -334,7 +327,7 @@ def inspect(
         payload = {"tree": tree.to_dict(), "labels": labels, "split_log": tree.split_log,
                    "drift_log": tree.drift_log}  # fmt: skip
         atomic_write_text(out / "tree.json", json.dumps(payload, indent=2, default=str))
-        _save_png(tree_figure(tree.to_dict(), labels, title), out / "tree.png")
+        atomic_write_figure(out / "tree.png", tree_figure(tree.to_dict(), labels, title), dpi=110)
         print(f"wrote {out / 'tree.png'} and {out / 'tree.json'}")
 
 

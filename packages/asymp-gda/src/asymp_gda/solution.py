@@ -44,13 +44,11 @@ def write_solution(
     out: str | Path, record: dict, strategies: dict, updates: list[int], nash_conv: list[float]
 ) -> Path:
     """Write ``result.json``, ``strategies.json``, ``trace.json`` and ``convergence.png`` to ``out``."""
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from icml26_shared.results import atomic_write_bytes, atomic_write_text, ensure_writable_dir
+    from icml26_shared.results import atomic_write_figure, atomic_write_text, ensure_writable_dir
 
     out = ensure_writable_dir(out)
     trace = {"updates": [int(u) for u in updates], "nash_conv": [float(v) for v in nash_conv]}
@@ -64,9 +62,6 @@ def write_solution(
     ax.set_ylabel("NashConv")
     ax.set_title(f"{record.get('game', '')}: {record.get('method', '')}")
     ax.legend(fontsize=8)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    atomic_write_bytes(out / "convergence.png", buf.getvalue())
+    atomic_write_figure(out / "convergence.png", fig, dpi=110)
     atomic_write_text(out / "result.json", json.dumps(record, indent=1) + "\n")
     return out

@@ -105,7 +105,7 @@ def regret(
 
     import numpy as np
     from icml26_shared.progress import progress
-    from icml26_shared.results import atomic_write_bytes, atomic_write_text, ensure_writable_dir
+    from icml26_shared.results import atomic_write_figure, atomic_write_text, ensure_writable_dir
 
     from .agents import AGENT_NAMES, make_agent, make_mdp
     from .augmented import AugmentedMDP
@@ -157,8 +157,6 @@ def regret(
         "regret": summary,
     }  # fmt: skip
     atomic_write_text(out / "result.json", json.dumps(result, indent=2) + "\n")
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")
@@ -174,10 +172,7 @@ def regret(
     ax.set(xlabel="episode k", ylabel="cumulative exact pseudo-regret",
            title=f"{mdp.name}, delay {q.label}, c={c}")  # fmt: skip
     ax.legend(fontsize=7)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    atomic_write_bytes(out / "regret.png", buf.getvalue())
+    atomic_write_figure(out / "regret.png", fig, dpi=110)
     print(f"wrote {out / 'regret.csv'}, {out / 'regret.png'} and {out / 'result.json'}")
 
 

@@ -162,7 +162,7 @@ def learn(
         result["tv_to_planted"] = tv
         print(f"TV to the planted target: {tv:.4f}")
     if out is not None:
-        from icml26_shared.results import atomic_write_bytes, atomic_write_text
+        from icml26_shared.results import atomic_write_figure, atomic_write_text
 
         from .plots import fit_figure
 
@@ -171,11 +171,7 @@ def learn(
         atomic_write_text(out / "model.json", json.dumps(model, indent=2) + "\n")
         atomic_write_text(out / "result.json", json.dumps(result, indent=2, default=str) + "\n")
         fig = fit_figure(y, res.density, nz, truth, title=f"{fam!r}, {nz!r}, n = {len(y)}")
-        import io
-
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=120)
-        atomic_write_bytes(out / "fit.png", buf.getvalue())
+        atomic_write_figure(out / "fit.png", fig)
         print(f"wrote {out / 'result.json'}, {out / 'model.json'} and {out / 'fit.png'}")
 
 

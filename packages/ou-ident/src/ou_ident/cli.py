@@ -159,18 +159,6 @@ def identifiability(
         print(f"warning: {w.message}")
 
 
-def _save_figure(fig, path: Path) -> None:
-    import io
-
-    import matplotlib.pyplot as plt
-    from icml26_shared.results import atomic_write_bytes
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
-    plt.close(fig)
-    atomic_write_bytes(path, buf.getvalue())
-
-
 def solve(
     data: Path,
     method: Literal["joint", "efficient", "recursive"] = "joint",
@@ -270,7 +258,11 @@ def solve(
             "warning: the fitted drift is not Hurwitz (no stationary law); try --method efficient"
         )
     if out is not None:
-        from icml26_shared.results import atomic_write_text, ensure_writable_dir
+        from icml26_shared.results import (
+            atomic_write_figure,
+            atomic_write_text,
+            ensure_writable_dir,
+        )
 
         from ou_ident.fit_figure import plot_fit
 
@@ -288,7 +280,7 @@ def solve(
             "strengths": {k: list(v) for k, v in fit.strengths.items()},
         }
         atomic_write_text(folder / "result.json", json.dumps(result, indent=2) + "\n")
-        _save_figure(plot_fit(fit, moments, names), folder / "fit.png")
+        atomic_write_figure(folder / "fit.png", plot_fit(fit, moments, names))
         print(f"wrote {folder / 'fit.json'}, {folder / 'result.json'}, {folder / 'fit.png'}")
 
 
