@@ -43,7 +43,7 @@ from torch.nn import functional as F
 
 from symicl import symmetry as sym
 from symicl.episodes import one_hot_labels
-from symicl.recursion import Recursion, _softmax
+from symicl.recursion import Recursion
 from symicl.transformer import EquivariantICLTransformer
 
 #: gradient magnitude (relative to the largest one) below which a coefficient counts as inert
@@ -101,15 +101,7 @@ def decompose_updates(rec: Recursion, x, y, xq, yq) -> list[dict[str, np.ndarray
         terms["residual"] = np.zeros_like(terms["true"])
         attn_true = np.zeros(feats.shape[:2])
         for (a, b, c, e, f, h), (a2, b2, c2, e2, f2, h2) in zip(layer_qk, layer_ov, strict=True):
-            scores = (
-                a * feats @ xk.transpose(0, 2, 1)
-                + f * labels @ yk.transpose(0, 2, 1)
-                + b * s[:, :, None] * sk[:, None, :]
-                + c * s[:, :, None] * tk[:, None, :]
-                + e * t[:, :, None] * sk[:, None, :]
-                + h * t[:, :, None] * tk[:, None, :]
-            )
-            attn = _softmax(scores) if rec.attention == "softmax" else scores / n
+            attn = rec.attention_weights((a, b, c, e, f, h), feats, labels, n)
             carry = np.concatenate([a2 * xk, f2 * yk], axis=-1)  # p_i (B, N, D)
             blind = np.concatenate(
                 [

@@ -156,6 +156,28 @@ class Recursion:
         return cls.from_json(Path(path).read_text())
 
     # -------------------------------------------------------------- dynamics
+    def attention_weights(
+        self, qk: tuple[float, ...], feats: np.ndarray, labels: np.ndarray, n: int
+    ) -> np.ndarray:
+        """Attention of every token on the ``n`` context tokens for one head.
+
+        ``qk = (a, b, c, e, f, h)`` are the head's query-key coefficients; ``feats``
+        is ``(B, N+1, d)`` and ``labels`` ``(B, N+1, C)``. Returns ``(B, N+1, N)``:
+        the softmax of the scores, or the scores divided by ``n`` for linear attention.
+        """
+        a, b, c, e, f, h = qk
+        s, t = feats.sum(-1), labels.sum(-1)  # (B, N+1)
+        xk, yk, sk, tk = feats[:, :n], labels[:, :n], s[:, :n], t[:, :n]
+        scores = (
+            a * feats @ xk.transpose(0, 2, 1)
+            + f * labels @ yk.transpose(0, 2, 1)
+            + b * s[:, :, None] * sk[:, None, :]
+            + c * s[:, :, None] * tk[:, None, :]
+            + e * t[:, :, None] * sk[:, None, :]
+            + h * t[:, :, None] * tk[:, None, :]
+        )  # (B, N+1, N)
+        return _softmax(scores) if self.attention == "softmax" else scores / n
+
     def run(self, x, y, xq, return_trajectory: bool = False):
         """Iterate the recursion on context ``x (B, N, d)``, one-hot ``y (B, N, C)``, ``xq (B, d)``.
 
@@ -177,15 +199,7 @@ class Recursion:
             for (a, b, c, e, f, h), (a2, b2, c2, e2, f2, h2) in zip(
                 layer_qk, layer_ov, strict=True
             ):
-                scores = (
-                    a * feats @ xk.transpose(0, 2, 1)
-                    + f * labels @ yk.transpose(0, 2, 1)
-                    + b * s[:, :, None] * sk[:, None, :]
-                    + c * s[:, :, None] * tk[:, None, :]
-                    + e * t[:, :, None] * sk[:, None, :]
-                    + h * t[:, :, None] * tk[:, None, :]
-                )  # (B, N+1, N)
-                attn = _softmax(scores) if self.attention == "softmax" else scores / n
+                attn = self.attention_weights((a, b, c, e, f, h), feats, labels, n)
                 vx = a2 * xk + (b2 * sk + c2 * tk)[:, :, None]  # (B, N, d)
                 vy = f2 * yk + (e2 * sk + h2 * tk)[:, :, None]  # (B, N, C)
                 dx += attn @ vx
