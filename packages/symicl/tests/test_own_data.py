@@ -105,7 +105,7 @@ def test_own_data_commands_of_the_readme(tmp_path, monkeypatch, capsys):
     assert main(["fit", "--config", "symicl:own-episodes.yaml", "--data.episodes", "iris.npz"]) == 0
     ckpt = next(Path("lightning_logs").rglob("*.ckpt"))
     # the path the README's commands name (160 training episodes / 32 per batch x 5 epochs)
-    assert ckpt == Path("lightning_logs/lightning_logs/version_0/checkpoints/epoch=4-step=25.ckpt")
+    assert ckpt == Path("lightning_logs/version_0/checkpoints/epoch=4-step=25.ckpt")
     assert main(["evaluate", "--checkpoint", str(ckpt), "--episode_file", "iris.npz"]) == 0
     assert (
         main(
