@@ -75,3 +75,33 @@ def test_fit_smoke_config_and_diagnose(tmp_path, capsys):
 def test_benchmark_drift_runs(capsys):
     assert main(["benchmark", "--suite", "drift"]) == 0
     assert "kappa=" in capsys.readouterr().out
+
+
+def test_stat_refuses_non_float_arrays(tmp_path, capsys):
+    """Integer ids, masks and complex arrays are not embeddings: one line, exit 2."""
+    for name, arr in {
+        "int64": np.arange(40, dtype=np.int64).reshape(10, 4),
+        "int8": np.ones((10, 4), dtype=np.int8),
+        "bool": np.ones((10, 4), dtype=bool),
+        "complex": np.ones((10, 4), dtype=complex),
+    }.items():
+        np.save(tmp_path / f"{name}.npy", arr)
+        _one_line_error(
+            capsys, ["stat", "--embeddings", str(tmp_path / f"{name}.npy")], "floating-point"
+        )
+    assert main(["stat", "--embeddings", str(tmp_path / "int64.npy")]) == 2
+    np.save(tmp_path / "f16.npy", np.random.default_rng(0).standard_normal((64, 4)).astype("f2"))
+    assert main(["stat", "--embeddings", str(tmp_path / "f16.npy")]) == 0
+
+
+def test_fit_bad_agent_settings_give_one_line(tmp_path, capsys):
+    """lambda < 0 and a continuous-action environment stop before training, in one line."""
+    root = ["--trainer.default_root_dir", str(tmp_path)]
+    for cfg in ("pqn-cartpole-ns-lambda1.0", "ppo-cartpole-ns-lambda1.0", "digits-shuffle-sigreg"):
+        args = ["fit", "--config", f"sigreg:{cfg}.yaml", "--model.init_args.sigreg_lambda", "-1"]
+        _one_line_error(capsys, [*args, *root], "sigreg_lambda must be >= 0")
+    for cfg in ("pqn-cartpole-ns-lambda1.0", "ppo-cartpole-ns-lambda1.0"):
+        args = ["fit", "--config", f"sigreg:{cfg}.yaml", "--model.init_args.env_id", "Pendulum-v1"]
+        _one_line_error(capsys, [*args, *root], "discrete action space")
+    assert main(["fit", "--config", "sigreg:pqn-cartpole-ns-lambda1.0.yaml",
+                 "--model.init_args.sigreg_lambda", "-1", *root]) == 2  # fmt: skip

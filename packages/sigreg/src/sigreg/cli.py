@@ -29,7 +29,8 @@ def stat(
     """SIGReg statistic and representation diagnostics of an (N, D) ``.npy`` array.
 
     Args:
-        embeddings: ``.npy`` file holding an (N, D) float array.
+        embeddings: ``.npy`` file holding an (N, D) floating-point array (integer, bool
+            and complex arrays are refused).
         preset: ``isogaussian-drl`` (released code) or ``lejepa``.
         num_slices: Override the preset's slice count.
         seed: Seed of the slices.
@@ -46,8 +47,13 @@ def stat(
         arr = np.load(embeddings, allow_pickle=False)
     except (ValueError, OSError) as err:
         raise UsageError(f"cannot read {str(embeddings)!r} as .npy: {err}") from err
-    if not np.issubdtype(arr.dtype, np.number):
-        raise UsageError(f"embeddings must be numeric, got dtype {arr.dtype}")
+    if not np.issubdtype(arr.dtype, np.floating):
+        # integer / bool / complex arrays are not embeddings: token ids or a mask passed by
+        # mistake would otherwise be scored silently (and complex would drop its imaginary part)
+        raise UsageError(
+            f"embeddings must be a floating-point (N, D) array, got dtype {arr.dtype} "
+            "(cast it first, e.g. arr.astype('float32'), if it really holds features)"
+        )
     x = torch.from_numpy(np.asarray(arr, dtype=np.float64)).float()
     g = torch.Generator().manual_seed(seed)
     value = float(sigreg(x, preset=preset, num_slices=num_slices, generator=g))
