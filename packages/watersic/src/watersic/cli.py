@@ -66,15 +66,14 @@ def _load_model(model: str, seed: int, quick: bool):
     return fp, None, None
 
 
-def _hub_windows(model, fp, corpus, purpose, seq_len, n, random):
-    """Token windows ``(n, seq_len)`` of ``corpus`` under the hub model's own tokenizer."""
+def _hub_windows(model, tok, vocab, corpus, purpose, seq_len, n, random):
+    """Token windows ``(n, seq_len)`` of ``corpus`` (a name or the user's own text file/folder)
+    under the model's own tokenizer ``tok``."""
     from icml26_shared.hub import HubUnavailableError
 
-    from watersic.finetune import load_tokenizer
     from watersic.lm_data import corpus_text, token_windows
 
     try:
-        tok = load_tokenizer(model)
         text = corpus_text(corpus, purpose)
         ids = token_windows(
             lambda t: tok(t, add_special_tokens=False)["input_ids"], text, seq_len, n, random
@@ -83,10 +82,25 @@ def _hub_windows(model, fp, corpus, purpose, seq_len, n, random):
         raise UsageError(" ".join(str(err).split())) from None
     except (OSError, ValueError) as err:
         raise UsageError(f"{purpose} data for {model!r}: {str(err).splitlines()[0]}") from None
-    vocab = int(getattr(fp.config, "vocab_size", 0) or 0)
     if vocab and int(ids.max()) >= vocab:
         raise UsageError(f"the tokenizer of {model!r} gives ids beyond the model's vocabulary")
     return ids
+
+
+def _tokenizer(model: str):
+    """The model's own tokenizer, with the hub/offline errors as one line."""
+    from icml26_shared.hub import HubUnavailableError
+
+    from watersic.finetune import load_tokenizer
+
+    try:
+        return load_tokenizer(model)
+    except HubUnavailableError as err:
+        raise UsageError(" ".join(str(err).split())) from None
+    except (OSError, ValueError) as err:
+        raise UsageError(
+            f"cannot load the tokenizer of {model!r}: {str(err).splitlines()[0]}"
+        ) from None
 
 
 def quantize(
@@ -96,6 +110,7 @@ def quantize(
     out: Path | None = None,
     accounting: Literal["pooled", "per_column"] = "pooled",
     group_size: int | None = None,
+    damping: float | None = None,
     calibration: str = "stdlib",
     calibration_tokens: int = 8192,
     evaluation: str | None = None,
@@ -108,19 +123,25 @@ def quantize(
     Args:
         model: ``tiny-llama`` (pretrained here on CPython's sources), ``minilm`` (bench
             extra), ``synthetic[:SPECTRUM]`` (one 1024x128 Gaussian layer, default spectrum
-            wishart) or a ``transformers`` causal-LM id / local path.
+            wishart) or a ``transformers`` causal-LM id / local folder (Llama-style: its
+            repeated blocks hold the linear layers).
         rate: Target bits per weight (entropy methods) or grid bits (gptq/rtn/hqq/quanto).
         method: Quantizer.
-        out: Folder for the artifact (default: print the report only).
+        out: Folder for the artifact (default: print the report only); ``watersic evaluate
+            --artifact OUT`` reloads it.
         accounting: WaterSIC entropy accounting.
         group_size: GPTQ/RTN/HQQ group size.
-        calibration: Calibration corpus of a hub model: ``stdlib`` (CPython's sources,
-            offline), ``wikitext2``, ``c4`` or ``redpajama`` (the paper's; need the hub or a
-            local datasets cache), tokenized by the model's own tokenizer.
+        damping: Damping of the second moment as a fraction of its mean diagonal (default:
+            each method's own, WaterSIC 1e-4, GPTQ 1e-2).
+        calibration: Calibration text of a hub/local model: your own ``.txt`` file, ``.jsonl``
+            file (a ``text`` field per line) or folder (``*.txt`` files or a saved
+            ``datasets`` folder), or a corpus name: ``stdlib`` (CPython's sources, offline),
+            ``wikitext2``, ``c4`` or ``redpajama`` (the paper's; need the hub or a local
+            datasets cache). Tokenized by the model's own tokenizer.
         calibration_tokens: Calibration tokens of a hub model (random windows of
             ``seq_len``; the paper uses 128 x 2048).
-        evaluation: Corpus for held-out perplexity and KL of a hub model (``wikitext2``
-            test, ``c4`` validation, ``stdlib`` held-out files); none by default.
+        evaluation: Text (same forms as ``calibration``; a corpus name takes its held-out
+            split) for perplexity and KL of a hub/local model; none by default.
         seq_len: Window length of a hub model's calibration and evaluation.
         quick: Small tiny-llama (seconds instead of minutes).
         seed: Seed of the tiny model's pretraining.
@@ -144,16 +165,38 @@ def quantize(
         raise UsageError(str(err)) from None
     if seq_len < 2 or calibration_tokens < seq_len:
         raise UsageError("need seq_len >= 2 and calibration_tokens >= seq_len")
+    if damping is not None and not damping >= 0:
+        raise UsageError(f"damping must be >= 0, got {damping}")
+    if out is not None:
+        _check_out(Path(out))
     if model.startswith("synthetic"):
         _quantize_synthetic(model, rate, method, out, accounting, group_size, seed)
         return
+    builtin = model in ("tiny-llama", "minilm")
+    if builtin and (calibration != "stdlib" or evaluation is not None):
+        raise UsageError(
+            f"--model {model} calibrates and evaluates on its own text; --calibration and "
+            "--evaluation apply to a hub id or a local model folder"
+        )
     fp, cal, ev = _load_model(model, seed, quick)
-    if cal is None:  # hub model: its own tokenizer on the chosen corpora
+    tok, source = None, {"model": model, "seed": seed, "quick": quick}
+    if cal is None:  # hub/local model: its own tokenizer on the chosen text
+        local = Path(model).exists()
+        source = {"model": str(Path(model).resolve()) if local else model}
+        tok = _tokenizer(model)
+        vocab = int(getattr(fp.config, "vocab_size", 0) or 0)
         n_cal = calibration_tokens // seq_len
-        cal = _hub_windows(model, fp, calibration, "calibration", seq_len, n_cal, True)
+        cal = _hub_windows(model, tok, vocab, calibration, "calibration", seq_len, n_cal, True)
         if evaluation is not None:
-            ev = _hub_windows(model, fp, evaluation, "evaluation", seq_len, 64, False)
-    art = quantize_model(fp, cal, rate, method, accounting=accounting, group_size=group_size)
+            ev = _hub_windows(model, tok, vocab, evaluation, "evaluation", seq_len, 64, False)
+    try:
+        art = quantize_model(
+            fp, cal, rate, method, accounting=accounting, group_size=group_size,
+            damping=damping, progress=True,
+        )  # fmt: skip
+    except ValueError as err:  # e.g. a second moment not positive definite even after damping
+        raise UsageError(str(err).splitlines()[0]) from None
+    art.source = source
     print(f"{method}: {len(art.layers)} layers, {art.rate:.4f} bits/weight (target {rate:g})")
     if ev is not None:
         res = lm_report(fp, art.model, ev)
@@ -163,8 +206,102 @@ def quantize(
             f"{base['perplexity']:.4f}), KL {res['kl_bits']:.4f} bits/token"
         )
     if out is not None:
-        art.save(out)
+        art.save(out, tokenizer=tok)
         print(f"wrote {out}")
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and (
+        not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").exists())
+    ):
+        raise UsageError(f"--out {out}: exists and is not an empty folder or a watersic artifact")
+
+
+def evaluate(
+    artifact: Path,
+    text: str = "stdlib",
+    model: str | None = None,
+    seq_len: int = 512,
+    windows: int = 64,
+    out: Path | None = None,
+) -> None:
+    """Perplexity of a saved artifact and its KL to the full-precision model on a text.
+
+    Args:
+        artifact: Folder written by ``watersic quantize --out``.
+        text: Your own ``.txt``/``.jsonl`` file or folder, or a corpus name (``stdlib``,
+            ``wikitext2``, ``c4``, ``redpajama``: its held-out split).
+        model: The full-precision model (hub id or local folder); default: the one the
+            artifact records (a ``tiny-llama`` is retrained from its recorded seed).
+        seq_len: Window length in tokens (bytes for the tiny model).
+        windows: At most this many consecutive non-overlapping windows.
+        out: Folder for ``result.json`` (default: print only).
+    """
+    from icml26_shared.results import atomic_write_text
+
+    from watersic.evaluation import lm_report
+    from watersic.lm_data import check_corpus, corpus_text
+    from watersic.model_quantization import load_quantized
+
+    manifest_path = Path(artifact) / "manifest.json"
+    if not manifest_path.is_file():
+        raise UsageError(f"{str(manifest_path)!r} not found: not a saved watersic artifact")
+    if seq_len < 2 or windows < 1:
+        raise UsageError("need seq_len >= 2 and windows >= 1")
+    try:
+        check_corpus(text)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    manifest = json.loads(manifest_path.read_text())
+    source = manifest.get("source") or {}
+    name = model or source.get("model")
+    if name is None:
+        raise UsageError("the artifact does not record its model; pass --model")
+    try:
+        quantized = load_quantized(artifact)
+    except (OSError, ValueError, KeyError) as err:
+        raise UsageError(f"cannot load {artifact}: {str(err).splitlines()[0]}") from None
+    if name == "tiny-llama":
+        fp, _, _ = _load_model(name, int(source.get("seed", 0)), bool(source.get("quick")))
+    else:
+        fp, _, _ = _load_model(name, 0, False)
+    longest = int(getattr(fp.config, "max_position_embeddings", 0) or 0)
+    if longest and seq_len > longest:
+        print(f"note: windows of {longest} tokens, the model's max_position_embeddings")
+        seq_len = longest
+    if name == "tiny-llama":  # byte tokens
+        from watersic.text_corpus import byte_sequences, stdlib_text
+
+        try:
+            raw = (
+                stdlib_text("heldout")
+                if text == "stdlib"
+                else corpus_text(text, "evaluation").encode("utf-8")
+            )
+            ids = byte_sequences(raw, seq_len, windows)
+        except ValueError as err:
+            raise UsageError(f"evaluation text: {err}") from None
+    else:
+        has_tok = (Path(artifact) / "tokenizer_config.json").exists()
+        tok = _tokenizer(str(artifact) if has_tok else name)
+        vocab = int(getattr(fp.config, "vocab_size", 0) or 0)
+        ids = _hub_windows(name, tok, vocab, text, "evaluation", seq_len, windows, False)
+    res = lm_report(fp, quantized, ids)
+    base = lm_report(fp, fp, ids)
+    result = {
+        "artifact": str(artifact), "model": name, "text": text, "method": manifest["method"],
+        "rate": manifest["rate"], "windows": int(ids.shape[0]), "seq_len": int(ids.shape[1]),
+        "perplexity": res["perplexity"], "perplexity_full_precision": base["perplexity"],
+        "kl_bits": res["kl_bits"],
+    }  # fmt: skip
+    print(
+        f"{manifest['method']} at {manifest['rate']:.4f} bits/weight on {ids.shape[0]} x "
+        f"{ids.shape[1]} tokens: perplexity {res['perplexity']:.4f} (full precision "
+        f"{base['perplexity']:.4f}), KL {res['kl_bits']:.5f} bits/token"
+    )
+    if out is not None:
+        path = atomic_write_text(Path(out) / "result.json", json.dumps(result, indent=2) + "\n")
+        print(f"wrote {path}")
 
 
 def _quantize_synthetic(model, rate, method, out, accounting, group_size, seed) -> None:
@@ -358,6 +495,7 @@ def build_cli() -> PaperCLI:
         commands={
             "quantize": "watersic.cli:quantize",
             "rd-curve": "watersic.cli:rd_curve",
+            "evaluate": "watersic.cli:evaluate",
             "inspect": "watersic.cli:inspect",
             "benchmark": "watersic.cli:benchmark",
         },

@@ -10,7 +10,9 @@ model:
   through the workspace's offline-aware ``icml26_shared.hub.load_dataset`` (offline and not
   cached: one clear error naming the offline alternative);
 * ``corpus_text`` -- the text of one split (``stdlib`` is CPython's own docstrings/sources,
-  always offline);
+  always offline), or of the user's own text: a ``.txt`` file, a ``.jsonl`` file with a
+  ``text`` field per line, or a folder (a ``datasets.Dataset.save_to_disk`` folder, else its
+  ``*.txt`` files) -- :func:`read_text`;
 * ``token_windows`` -- the text tokenized by the model's own tokenizer and cut into
   ``(n, seq_len)`` windows: random windows for calibration (GPTQ's recipe, seeded), consecutive
   non-overlapping windows for evaluation (the standard perplexity protocol).
@@ -18,7 +20,9 @@ model:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import torch
 
@@ -44,21 +48,84 @@ CORPORA = ("stdlib", *DATASETS)
 
 
 def check_corpus(name: str) -> str:
-    """Return ``name`` if it is a known corpus, else raise ``ValueError``."""
-    if name not in CORPORA:
-        raise ValueError(f"unknown calibration/evaluation corpus {name!r}; choose one of {CORPORA}")
+    """Return ``name`` if it is a known corpus or an existing text file/folder, else raise
+    ``ValueError``."""
+    if name not in CORPORA and not Path(name).exists():
+        raise ValueError(
+            f"unknown calibration/evaluation corpus {name!r}: neither one of {CORPORA} nor an "
+            "existing .txt/.jsonl file or folder"
+        )
     return name
+
+
+def read_text(path: str | Path, max_chars: int = 20_000_000) -> str:
+    """The user's own text: a ``.txt`` file, a ``.jsonl`` file (one JSON object with a ``text``
+    field per line), or a folder -- a ``datasets`` ``save_to_disk`` folder (its ``text``
+    column) or else every ``*.txt`` file in it, sorted by name. Documents are joined by a blank
+    line; at most ``max_chars`` characters. Raises ``ValueError`` naming the problem.
+    """
+    path = Path(path)
+    if path.is_dir():
+        if (path / "dataset_info.json").exists() or (path / "state.json").exists():
+            try:
+                from datasets import load_from_disk
+            except ImportError:
+                raise ValueError(
+                    f"{path} is a saved dataset; reading it needs `pip install 'watersic[hub]'`"
+                ) from None
+            ds = load_from_disk(str(path))
+            if "text" not in ds.column_names:
+                raise ValueError(f"{path}: the saved dataset has no 'text' column")
+            docs = (row["text"] for row in ds)
+        else:
+            files = sorted(path.glob("*.txt"))
+            if not files:
+                raise ValueError(f"{path}: a folder with no *.txt files (and not a saved dataset)")
+            docs = (f.read_text(encoding="utf-8", errors="replace") for f in files)
+    elif path.suffix == ".jsonl":
+        docs = _jsonl_texts(path)
+    elif path.is_file():
+        docs = iter([path.read_text(encoding="utf-8", errors="replace")])
+    else:
+        raise ValueError(f"{path}: no such file or folder")
+    pieces, total = [], 0
+    for doc in docs:
+        pieces.append(doc)
+        total += len(doc)
+        if total >= max_chars:
+            break
+    text = "\n\n".join(pieces)[:max_chars]
+    if not text.strip():
+        raise ValueError(f"{path}: no text")
+    return text
+
+
+def _jsonl_texts(path: Path):
+    with path.open(encoding="utf-8") as fh:
+        for i, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                raise ValueError(f"{path}, line {i}: not valid JSON") from None
+            if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+                raise ValueError(f"{path}, line {i}: expected an object with a 'text' string")
+            yield row["text"]
 
 
 def corpus_text(name: str, purpose: str = "calibration", max_chars: int = 20_000_000) -> str:
     """Text of corpus ``name`` for ``purpose`` (``calibration`` or ``evaluation``).
 
     Hub corpora go through the offline-aware loader; ``stdlib`` uses CPython's training /
-    held-out source files (:mod:`watersic.text_corpus`).
+    held-out source files (:mod:`watersic.text_corpus`); a path is the user's own text
+    (:func:`read_text`, the same text for either purpose).
     """
     check_corpus(name)
     if purpose not in ("calibration", "evaluation"):
         raise ValueError(f"purpose must be 'calibration' or 'evaluation', got {purpose!r}")
+    if name not in CORPORA:
+        return read_text(name, max_chars)
     if name == "stdlib":
         from watersic.text_corpus import stdlib_text
 

@@ -194,6 +194,9 @@ class QuantizedArtifact:
     target_rate: float
     layers: dict[str, QuantizedMatrix | FixedRateMatrix] = field(default_factory=dict)
     model: nn.Module | None = None
+    #: Where the full-precision model came from (hub id, local folder or ``tiny-llama``) and
+    #: how (``seed``/``quick`` of the tiny model), so ``watersic evaluate`` can reload it.
+    source: dict | None = None
 
     @property
     def rate(self) -> float:
@@ -212,14 +215,43 @@ class QuantizedArtifact:
         """One JSON-serialisable row per layer."""
         return [{"layer": name, **q.summary()} for name, q in self.layers.items()]
 
-    def save(self, out: str | Path) -> Path:
-        """Write ``quantized.safetensors``, ``full_precision.safetensors`` and ``manifest.json``."""
+    def save(self, out: str | Path, tokenizer=None) -> Path:
+        """Write ``quantized.safetensors``, ``full_precision.safetensors`` and ``manifest.json``
+        (plus the model's tokenizer files when ``tokenizer`` is given) into the folder ``out``.
+
+        The files are written into a temporary sibling folder that replaces ``out`` only when
+        complete, so an interrupted save leaves no half-written artifact. An existing ``out``
+        is replaced only if it is empty or a previous artifact.
+        """
+        import os
+        import shutil
+        import tempfile
+
         from safetensors.torch import save_file
 
         if self.model is None:
             raise ValueError("this artifact has no model attached; nothing to save")
         out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
+        if out.exists() and (
+            not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").exists())
+        ):
+            raise ValueError(f"{out} exists and is not an empty folder or a watersic artifact")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        final, out = out, Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(out, 0o777 & ~umask)  # mkdtemp's 0700 would otherwise stay on the artifact
+        try:
+            self._write(out, save_file, tokenizer)
+            if final.exists():
+                shutil.rmtree(final)
+            os.replace(out, final)
+        except BaseException:
+            shutil.rmtree(out, ignore_errors=True)
+            raise
+        return final
+
+    def _write(self, out: Path, save_file, tokenizer) -> None:
         tensors: dict[str, torch.Tensor] = {}
         coded_bits: dict[str, float] = {}  # real stored bits per layer, next to its entropy
         for name, q in self.layers.items():
@@ -253,6 +285,7 @@ class QuantizedArtifact:
             "coded_rate": sum(coded_bits.values())
             / max(sum(_numel(q) for n, q in self.layers.items() if n in coded_bits), 1),
             "model_class": type(self.model).__name__,
+            "source": self.source,
             "config": self.model.config.to_dict() if hasattr(self.model, "config") else None,
             "layers": [
                 {**row, **({"coded_rate": coded_bits[row["layer"]] / _numel(self.layers[row["layer"]])}
@@ -261,7 +294,8 @@ class QuantizedArtifact:
             ],
         }  # fmt: skip
         (out / "manifest.json").write_text(json.dumps(_plain(manifest), indent=2) + "\n")
-        return out
+        if tokenizer is not None:
+            tokenizer.save_pretrained(str(out))
 
 
 def _untie(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -363,6 +397,7 @@ def quantize_model(
     damping: float | None = None,
     blocks: int | None = None,
     inplace: bool = False,
+    progress: bool = False,
 ) -> QuantizedArtifact:
     """Quantize every linear layer of the model's repeated blocks, block by block.
 
@@ -403,6 +438,9 @@ def quantize_model(
         quick benchmarks.
     inplace:
         Quantize ``model`` itself instead of a copy.
+    progress:
+        Show a bar over the layers (elapsed time, current layer, peak memory) on a terminal,
+        and one line per finished block on standard error otherwise.
 
     Returns
     -------
@@ -450,6 +488,7 @@ def quantize_model(
     controller = RateController(rate, total, multipliers or {})
     artifact = QuantizedArtifact(method=method, target_rate=rate, model=q_model)
     fp_snapshot = copy.deepcopy(fp_blocks) if inplace else fp_blocks
+    bar = LayerProgress(len(linears), n_blocks, enabled=progress)
     for b in range(n_blocks):
         fblk, qblk = fp_snapshot[b], q_blocks[b]
         groups = _linear_groups(fblk, fp_in[0], kwargs[0])
@@ -512,6 +551,7 @@ def quantize_model(
                 )  # fmt: skip
                 controller.spend(W.numel(), q.rate)
                 artifact.layers[full] = q
+                bar.layer_done(full, q.rate)
                 with torch.no_grad():
                     qmods[name].weight.copy_(q.dequantize(qmods[name].weight.dtype))
         with torch.no_grad():
@@ -521,7 +561,59 @@ def quantize_model(
                 q_in = [_call_block(qblk, x, kw) for x, kw in zip(q_in, kwargs, strict=True)]
             if not use_fp:
                 fp_in = q_in  # only fp_in[0] is read (to find the next block's linear groups)
+        bar.block_done(b)
+    bar.close()
     return artifact
+
+
+class LayerProgress:
+    """Progress of :func:`quantize_model`: a tqdm bar over the layers on a terminal (elapsed
+    time, current layer and its rate, peak resident memory), one line per finished block on
+    standard error when it is not a terminal (logs), nothing when ``enabled`` is False."""
+
+    def __init__(self, layers: int, blocks: int, enabled: bool = True) -> None:
+        import sys
+        import time
+
+        from icml26_shared.progress import progress_enabled
+        from tqdm.auto import tqdm
+
+        self.enabled, self.blocks, self.layers = enabled, blocks, layers
+        self._t0, self._done, self._stderr = time.perf_counter(), 0, sys.stderr
+        self._bar = tqdm(
+            total=layers, desc="quantize", unit="layer", leave=False,
+            disable=not (enabled and progress_enabled()),
+        )  # fmt: skip
+        self._lines = enabled and self._bar.disable
+
+    @staticmethod
+    def peak_mb() -> float:
+        """Peak resident memory of this process so far, in MiB."""
+        import resource
+        import sys
+
+        kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return kb / (2**20 if sys.platform == "darwin" else 2**10)
+
+    def layer_done(self, name: str, rate: float) -> None:
+        self._done += 1
+        short = ".".join(name.split(".")[-3:])
+        self._bar.set_postfix_str(f"{short} {rate:.2f} b/w, peak {self.peak_mb():.0f} MiB")
+        self._bar.update()
+
+    def block_done(self, b: int) -> None:
+        import time
+
+        if self._lines:
+            print(
+                f"quantize: block {b + 1}/{self.blocks} done ({self._done}/{self.layers} layers, "
+                f"{time.perf_counter() - self._t0:.1f} s, peak memory {self.peak_mb():.0f} MiB)",
+                file=self._stderr,
+                flush=True,
+            )
+
+    def close(self) -> None:
+        self._bar.close()
 
 
 def _quantize_layer(
