@@ -27,9 +27,10 @@ def rows(data):
 def test_fast_planted_recovery():
     """G-OPL (face-presence BCE, cosine alignment, within-video contrast; noisy face signal
     only) on a small planted set: the face probe falls to chance, the face block lies within
-    20 degrees of three of the four planted face directions (the fourth carries little
-    contrast at this size), and a linear anomaly scorer on the kept features is as good as on
-    the raw ones (the anomaly direction is not removed)."""
+    20 degrees of every one of the four planted face directions (the largest principal angle;
+    the planted identity prototypes are whitened so that each direction carries contrast), and
+    a linear anomaly scorer on the kept features is as good as on the raw ones (the anomaly
+    direction is not removed)."""
     import torch
     from opl_vad.face_guidance import FaceGuidance, face_contrast_loss
     from opl_vad.privacy_audit import PrivacyAudit
@@ -40,7 +41,7 @@ def test_fast_planted_recovery():
     from sklearn.metrics import roc_auc_score
 
     D = 32
-    tr = make_planted_vad(80, 16, D, seed=0)
+    tr = make_planted_vad(120, 16, D, seed=0)
     te = make_planted_vad(40, 16, D, seed=1, basis_seed=0)
     torch.manual_seed(0)
     layer, guide = GuidedOrthogonalProjection(D, 0, 4, seed=0), FaceGuidance(D, 4)
@@ -66,7 +67,7 @@ def test_fast_planted_recovery():
     assert kept["face_probe_acc"] < kept["face_chance"] + 0.05
     Qf = layer.bases()[1].detach().numpy()
     angles = np.sort(np.degrees(subspace_angles(te.face_basis, Qf)))
-    assert (angles[:3] < 20.0).all()
+    assert angles.shape == (4,) and (angles < 20.0).all(), angles
     assert np.linalg.norm(Qf.T @ te.anomaly_direction) < 0.2
 
     def auc(train, test):

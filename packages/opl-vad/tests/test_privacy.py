@@ -153,3 +153,53 @@ def test_suggested_face_rank_matches_the_planted_contrast():
     assert U.shape == (48, 4) and largest_angle_deg(d.face_basis, U) < 5.0
     with pytest.raises(ValueError, match="both face-present and face-absent"):
         face_contrast_spectrum(d.features, np.ones(d.face.shape))
+
+
+def test_planted_face_codes_span_every_face_direction_equally():
+    """The identity prototypes are centred and whitened: the per-video face codes ``s_v`` (the
+    within-video face contrast, read off noise-free features) have equal spread in every planted
+    face direction, so the weakest one is identifiable (issue 46)."""
+    d = make_planted_vad(400, 8, 32, motion_rank=0, nuisance_scale=0.0, noise_scale=0.0,
+                         n_identities=10, seed=0)  # fmt: skip
+    codes = []
+    for v in range(len(d)):
+        on = d.face[v] == 1
+        if on.any() and (~on).any():
+            codes.append(d.features[v][on].mean(0) - d.features[v][~on].mean(0))
+    c = np.asarray(codes, float) @ d.face_basis  # (n, 4) coordinates in the face basis
+    per_identity = {}
+    for code, ident in zip(c, d.identity[[i for i in range(len(d)) if (d.face[i] == 1).any()
+                                          and (d.face[i] == 0).any()]], strict=True):  # fmt: skip
+        per_identity.setdefault(int(ident), code)
+    P = np.asarray(list(per_identity.values()))
+    assert len(P) == 10
+    centred = P - P.mean(0)
+    np.testing.assert_allclose(centred.T @ centred / 10, np.eye(4) * 1.5**2, atol=1e-3)
+
+
+def test_per_direction_readout_and_video_anchor():
+    from opl_vad.face_guidance import PerDirectionReadout, video_anchors
+
+    # each direction gets its own logit; a zero readout gives BCE = log 2 per direction
+    ro = PerDirectionReadout(3)
+    with torch.no_grad():
+        ro.a.copy_(torch.tensor([1.0, 0.0, 0.0]))
+        ro.b.copy_(torch.tensor([0.0, 2.0, 0.0]))
+    c = torch.tensor([[[1.0, -1.0, 5.0]]])
+    torch.testing.assert_close(ro(c), torch.tensor([[[1.0, 2.0, 0.0]]]))
+    # per-video anchors: mean over that video's face-present snippets only, detached
+    r = torch.tensor([[[2.0, 0.0], [0.0, 4.0], [4.0, 0.0]],
+                      [[0.0, 1.0], [0.0, 3.0], [1.0, 1.0]]], requires_grad=True)  # fmt: skip
+    face = torch.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
+    a = video_anchors(r, face)
+    torch.testing.assert_close(a[0, 1], torch.tensor([3.0, 0.0]))
+    torch.testing.assert_close(a[1, 0], torch.tensor([0.0, 3.0]))
+    assert not a.requires_grad
+    # aligned with their own video's anchor: zero loss, although the two videos' faces differ
+    loss = cosine_alignment_loss(r, face, a)
+    assert float(loss.detach()) == pytest.approx(0.0, abs=1e-6)
+    g = FaceGuidance(2, 3, readout="per_direction", anchor="video")
+    l_face, l_cos = g(torch.zeros(2, 3, 3), r, face)
+    assert float(l_face) == pytest.approx(np.log(2)) and float(l_cos) == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="anchor"):
+        FaceGuidance(4, 2, anchor="global")

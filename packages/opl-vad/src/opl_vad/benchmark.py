@@ -45,10 +45,13 @@ def run_method(
     contrast_weight: float = 5.0,
     projection_lr: float | None = None,
     seed: int = 0,
+    face_readout: str = "mlp",
+    cos_anchor: str = "ema",
 ) -> dict:
     """Train and evaluate one (method, head) on ``data`` (set up); returns a result row.
 
-    ``contrast_weight`` applies to ``G-OPL+C`` only (``G-OPL`` trains without the term).
+    ``contrast_weight`` applies to ``G-OPL+C`` only (``G-OPL`` trains without the term);
+    ``face_readout`` / ``cos_anchor`` choose G-OPL's variant (:class:`~opl_vad.face_guidance.FaceGuidance`).
     """
     import lightning.pytorch as pl
     from icml26_shared.trainer import quiet_trainer
@@ -72,8 +75,9 @@ def run_method(
     pl.seed_everything(seed, verbose=False)
     module = VADModule(D, head=head, projection=projection, rank_task=rank_task,
                        rank_face=rank_face, face_weight=face_weight, cos_weight=cos_weight,
-                       contrast_weight=contrast_weight,
-                       projection_lr=projection_lr, seed=seed)  # fmt: skip
+                       contrast_weight=contrast_weight, face_readout=face_readout,
+                       cos_anchor=cos_anchor, projection_lr=projection_lr,
+                       seed=seed)  # fmt: skip
     trainer = quiet_trainer(max_epochs=epochs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

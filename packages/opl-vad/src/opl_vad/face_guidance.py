@@ -21,7 +21,15 @@ public; both weights are configurable):
 - :func:`face_contrast_spectrum` / :func:`suggest_face_rank`: the cumulative share of the
   within-video face contrast ``d_v`` carried by its top principal directions, from the weak
   signal only: how many face directions (``rank_face``) the features need
-- :class:`FaceGuidance`: the readout (linear ``(v, c)`` or a small MLP) and the anchor ``u``
+- :class:`FaceGuidance`: the readout and the anchor ``u``. Readouts (the ablation of
+  ``opl-vad reproduce``, section ``ablation``): ``linear`` (one presence logit
+  ``v^T c + b``), ``mlp`` (one presence logit from a small MLP on ``c`` and ``c^2``) and
+  ``per_direction`` (:class:`PerDirectionReadout`: every face coefficient ``c_j`` predicts
+  presence on its own, ``a_j c_j + b_j c_j^2 + e_j``, BCE averaged over ``j``, so a block
+  that holds one face direction and ``k - 1`` others does not saturate the loss). Anchors of
+  :func:`cosine_alignment_loss`: ``ema`` (one global ``u``) or ``video``
+  (:func:`video_anchors`: the detached mean removed face component of the face-present
+  snippets of the same video, i.e. consistency within one person)
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from torch.nn import functional as F
 
 __all__ = [
     "FaceGuidance",
+    "PerDirectionReadout",
     "check_face_signal",
     "cosine_alignment_loss",
     "face_contrast_loss",
@@ -40,6 +49,7 @@ __all__ = [
     "face_contrast_spectrum",
     "face_presence_loss",
     "suggest_face_rank",
+    "video_anchors",
 ]
 
 
@@ -61,13 +71,37 @@ def cosine_alignment_loss(
 ) -> torch.Tensor:
     """``mean(1 - cos(r_f(t), anchor))`` over snippets with ``face > threshold`` (0 if none).
 
-    ``face_removed`` ``(..., D)``, ``face`` ``(...)``, ``anchor`` ``(D,)``.
+    ``face_removed`` ``(..., D)``, ``face`` ``(...)``, ``anchor`` ``(D,)`` (one anchor) or
+    ``(..., D)`` (one per snippet, :func:`video_anchors`; snippets whose anchor is 0 are
+    skipped).
     """
     r = face_removed.reshape(-1, face_removed.shape[-1])
     keep = face.reshape(-1) > threshold
+    if anchor.dim() > 1:  # one anchor per snippet, (..., D)
+        a = anchor.reshape(-1, anchor.shape[-1])
+        keep = keep & (a.norm(dim=-1) > 0)
+        if not bool(keep.any()):
+            return r.sum() * 0.0
+        return (1.0 - F.cosine_similarity(r[keep], a[keep], dim=-1)).mean()
     if not bool(keep.any()) or float(anchor.norm()) == 0.0:
         return r.sum() * 0.0
     return (1.0 - F.cosine_similarity(r[keep], anchor[None, :], dim=-1)).mean()
+
+
+def video_anchors(
+    face_removed: torch.Tensor, face: torch.Tensor, threshold: float = 0.5
+) -> torch.Tensor:
+    """Per-video anchors ``(B, T, D)``: the detached mean of ``face_removed`` ``(B, T, D)`` over
+    the face-present snippets of each video (0 for a video without any), repeated over ``T``.
+
+    >>> import torch
+    >>> r = torch.tensor([[[1.0, 0.0], [3.0, 0.0], [0.0, 9.0]]])
+    >>> video_anchors(r, torch.tensor([[1.0, 1.0, 0.0]]))[0, 0].tolist()
+    [2.0, 0.0]
+    """
+    on = (face > threshold).to(face_removed.dtype)[..., None]  # (B, T, 1)
+    mean = (on * face_removed).sum(1) / on.sum(1).clamp(min=1)  # (B, D)
+    return mean.detach()[:, None, :].expand_as(face_removed)
 
 
 def face_contrast_loss(
@@ -161,20 +195,57 @@ class _WithSquares(nn.Module):
         return torch.cat([c, c * c], dim=-1)
 
 
+class PerDirectionReadout(nn.Module):
+    """One face-presence logit per face direction: ``a_j c_j + b_j c_j^2 + e_j``.
+
+    Each face coefficient must predict presence by itself (its sign or its energy: identity
+    directions change sign from person to person, so ``c_j^2`` carries them), and the BCE
+    is averaged over the ``k`` directions: every column of the face block is pulled towards a
+    presence-predictive direction, not only the first one.
+
+    Parameters
+    ----------
+    rank_face:
+        Number of face directions ``k``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> PerDirectionReadout(3)(torch.randn(2, 5, 3)).shape   # (..., k) logits
+    torch.Size([2, 5, 3])
+    """
+
+    def __init__(self, rank_face: int):
+        super().__init__()
+        self.a = nn.Parameter(torch.zeros(rank_face))
+        self.b = nn.Parameter(torch.zeros(rank_face))
+        self.e = nn.Parameter(torch.zeros(rank_face))
+
+    def forward(self, c: torch.Tensor) -> torch.Tensor:
+        return self.a * c + self.b * c * c + self.e
+
+
+READOUTS = ("linear", "mlp", "per_direction")
+ANCHORS = ("ema", "video")
+
+
 class FaceGuidance(nn.Module):
-    """Readout from the face coefficients and the moving face anchor.
+    """Readout from the face coefficients and the face anchor of the cosine alignment.
 
     Parameters
     ----------
     dim, rank_face:
         Feature size and face-subspace dimension.
     momentum:
-        EMA momentum of the anchor ``u`` (updated in training only).
+        EMA momentum of the global anchor ``u`` (updated in training only).
     readout:
-        ``linear`` (``v^T c + b``) or ``mlp`` (one hidden layer of 32 ReLU units on the
-        coefficients and their squares): a linear readout needs only one face direction to
-        predict presence, the MLP rewards capturing every direction whose energy rises with
-        a face (e.g. identity variation).
+        ``linear`` (``v^T c + b``), ``mlp`` (one hidden layer of 32 ReLU units on the
+        coefficients and their squares) or ``per_direction`` (:class:`PerDirectionReadout`).
+        A single presence logit (``linear``, ``mlp``) needs only one face direction to
+        predict presence; ``per_direction`` asks it of every direction.
+    anchor:
+        ``ema`` (one global anchor, the moving mean removed face component) or ``video``
+        (:func:`video_anchors`).
 
     Examples
     --------
@@ -185,9 +256,14 @@ class FaceGuidance(nn.Module):
     >>> l_face, l_cos = g(cf, rf, face)   # first call: the anchor is still 0, no L_cos yet
     >>> bool(l_face > 0), abs(float(l_cos)) < 1e-6
     (True, True)
+    >>> g = FaceGuidance(8, 2, readout="per_direction", anchor="video")
+    >>> l_face, l_cos = g(cf, rf, face)
+    >>> round(float(l_face), 4), bool(l_cos > 0)     # zero-initialised readout: log 2
+    (0.6931, True)
     """
 
-    def __init__(self, dim: int, rank_face: int, momentum: float = 0.9, readout: str = "mlp"):
+    def __init__(self, dim: int, rank_face: int, momentum: float = 0.9, readout: str = "mlp",
+                 anchor: str = "ema"):  # fmt: skip
         super().__init__()
         if readout == "linear":
             self.readout = nn.Linear(rank_face, 1)
@@ -195,8 +271,14 @@ class FaceGuidance(nn.Module):
             self.readout = nn.Sequential(
                 _WithSquares(), nn.Linear(2 * rank_face, 32), nn.ReLU(), nn.Linear(32, 1)
             )
+        elif readout == "per_direction":
+            self.readout = PerDirectionReadout(rank_face)
         else:
-            raise ValueError(f"unknown face readout {readout!r}; choose 'linear' or 'mlp'")
+            raise ValueError(f"unknown face readout {readout!r}; choose one of {READOUTS}")
+        if anchor not in ANCHORS:
+            raise ValueError(f"unknown cosine anchor {anchor!r}; choose one of {ANCHORS}")
+        self.per_direction = readout == "per_direction"
+        self.anchor_kind = anchor
         self.momentum = float(momentum)
         self.register_buffer("anchor", torch.zeros(dim))
 
@@ -204,8 +286,15 @@ class FaceGuidance(nn.Module):
         self, face_coeffs: torch.Tensor, face_removed: torch.Tensor, face: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``(L_face, L_cos)`` for ``(B, T, k_f)`` coefficients, ``(B, T, D)`` parts, ``(B, T)``."""
-        logits = self.readout(face_coeffs).squeeze(-1)
-        l_face = face_presence_loss(logits, face)
+        logits = self.readout(face_coeffs)
+        if self.per_direction:
+            l_face = face_presence_loss(logits, face[..., None].expand_as(logits))
+        else:
+            l_face = face_presence_loss(logits.squeeze(-1), face)
+        if self.anchor_kind == "video":
+            return l_face, cosine_alignment_loss(
+                face_removed, face, video_anchors(face_removed, face)
+            )
         l_cos = cosine_alignment_loss(face_removed, face, self.anchor)
         if self.training:
             with torch.no_grad():

@@ -66,7 +66,10 @@ class VADModule(pl.LightningModule):
         Weight of :func:`~opl_vad.face_guidance.face_contrast_loss` (G-OPL only; 0 = the
         paper's losses as reconstructed here).
     face_readout:
-        Readout of the face-presence loss (:class:`~opl_vad.face_guidance.FaceGuidance`).
+        Readout of the face-presence loss (:class:`~opl_vad.face_guidance.FaceGuidance`):
+        ``linear``, ``mlp`` or ``per_direction``.
+    cos_anchor:
+        Anchor of the cosine alignment: ``ema`` (global) or ``video`` (per video).
     lr, weight_decay:
         Adam settings.
     projection_lr:
@@ -93,7 +96,8 @@ class VADModule(pl.LightningModule):
         face_weight: float = 1.0,
         cos_weight: float = 0.1,
         contrast_weight: float = 0.0,
-        face_readout: Literal["linear", "mlp"] = "mlp",
+        face_readout: Literal["linear", "mlp", "per_direction"] = "mlp",
+        cos_anchor: Literal["ema", "video"] = "ema",
         lr: float = 1e-3,
         weight_decay: float = 5e-4,
         projection_lr: float | None = None,
@@ -110,7 +114,7 @@ class VADModule(pl.LightningModule):
             self.projection = OrthogonalProjection(dim, rank_task, seed=seed)
         elif projection == "gopl":
             self.projection = GuidedOrthogonalProjection(dim, rank_task, rank_face, seed=seed)
-            self.guidance = FaceGuidance(dim, rank_face, readout=face_readout)
+            self.guidance = FaceGuidance(dim, rank_face, readout=face_readout, anchor=cos_anchor)
         self.val_auc, self.val_ap = BinaryAUROC(), BinaryAveragePrecision()
         self.test_auc, self.test_ap = BinaryAUROC(), BinaryAveragePrecision()
 

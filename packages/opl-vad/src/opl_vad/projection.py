@@ -13,6 +13,8 @@ feature). Each piece is configurable.
   the face-presence guidance (:mod:`opl_vad.face_guidance`)
 
 - :class:`ProjectedHead`: the drop-in use, ``head((I - Q Q^T) x)`` for any head module
+- :class:`FixedProjection` / :func:`save_projection`: the trained projection frozen into a
+  standalone tensor file and a parameter-free module (``opl-vad export-projector``)
 
 Only the column space of ``W`` matters: ``Q Q^T`` is unchanged by the sign convention of the
 QR and by ``W -> W R`` for any invertible ``R``.
@@ -26,10 +28,12 @@ import torch
 from torch import nn
 
 __all__ = [
+    "FixedProjection",
     "GuidedOrthogonalProjection",
     "OrthogonalProjection",
     "ProjectedHead",
     "ProjectionOutput",
+    "save_projection",
 ]
 
 
@@ -205,3 +209,89 @@ class ProjectedHead(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.forward_all(x)[0]
+
+
+class FixedProjection(nn.Module):
+    """A learned projection frozen for deployment: ``forward(x) = (I - Q Q^T) x``.
+
+    What ``opl-vad export-projector`` writes (:func:`save_projection`) and
+    :meth:`from_file` reads back: the orthonormal basis ``Q`` ``(D, k)`` of everything the
+    trained layer removes (G-OPL: task and face blocks together), with no trainable
+    parameters, usable in front of any head (``nn.Sequential(FixedProjection(Q), head)``).
+
+    Parameters
+    ----------
+    basis:
+        ``(D, k)`` matrix whose column space is removed (orthonormalised here by a QR).
+    rank_face:
+        How many of the last columns are the face block (G-OPL; 0 otherwise), kept as
+        information for :meth:`face_basis`.
+
+    References
+    ----------
+    Wang et al., ICML 2026 (OPL / G-OPL).
+
+    Examples
+    --------
+    >>> import torch
+    >>> layer = GuidedOrthogonalProjection(8, 2, 1, seed=0)
+    >>> fixed = FixedProjection.from_layer(layer)
+    >>> x = torch.randn(3, 4, 8)
+    >>> bool(torch.allclose(fixed(x), layer(x).z, atol=1e-6)), fixed.face_basis().shape
+    (True, torch.Size([8, 1]))
+    """
+
+    def __init__(self, basis: torch.Tensor, rank_face: int = 0):
+        super().__init__()
+        basis = torch.as_tensor(basis)
+        if basis.dim() != 2 or not 1 <= basis.shape[1] < basis.shape[0]:
+            raise ValueError(f"basis must be (D, k) with 1 <= k < D, got {tuple(basis.shape)}")
+        if not 0 <= rank_face <= basis.shape[1]:
+            raise ValueError(f"rank_face={rank_face} outside [0, {basis.shape[1]}]")
+        self.register_buffer("basis", _orthonormal(basis.detach().clone()))
+        self.rank_face = int(rank_face)
+
+    @property
+    def dim(self) -> int:
+        return int(self.basis.shape[0])
+
+    @classmethod
+    def from_layer(cls, layer: nn.Module) -> FixedProjection:
+        """Freeze an :class:`OrthogonalProjection` or :class:`GuidedOrthogonalProjection`."""
+        return cls(layer.basis().detach(), getattr(layer, "rank_face", 0))
+
+    @classmethod
+    def from_file(cls, path) -> FixedProjection:
+        """Read what :func:`save_projection` wrote (a ``torch.save`` dict of tensors)."""
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        if not isinstance(state, dict) or "basis" not in state:
+            raise ValueError(f"{str(path)!r} is not a projection file (no 'basis')")
+        return cls(state["basis"], int(state.get("rank_face", 0)))
+
+    def face_basis(self) -> torch.Tensor:
+        """The face block ``(D, rank_face)`` (empty for OPL)."""
+        return self.basis[:, self.basis.shape[1] - self.rank_face :]
+
+    def projector(self) -> torch.Tensor:
+        """``P = I - Q Q^T`` ``(D, D)``."""
+        Q = self.basis
+        return torch.eye(self.dim, dtype=Q.dtype, device=Q.device) - Q @ Q.T
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_input(x, self.dim)
+        Q = self.basis.to(x.dtype)
+        return x - (x @ Q) @ Q.T
+
+
+def save_projection(fixed: FixedProjection, path, **info) -> None:
+    """Write ``fixed`` as a standalone tensor file (``torch.save`` of ``basis``, ``rank_face``,
+    ``projector`` and ``info``), atomically; :meth:`FixedProjection.from_file` reads it."""
+    import io
+
+    from icml26_shared.results import atomic_write_bytes
+
+    buf = io.BytesIO()
+    state = {"basis": fixed.basis.cpu(), "projector": fixed.projector().cpu(),
+             "rank_face": fixed.rank_face, **info}  # fmt: skip
+    torch.save(state, buf)
+    atomic_write_bytes(path, buf.getvalue())
