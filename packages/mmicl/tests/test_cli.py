@@ -3,7 +3,9 @@
 from pathlib import Path
 
 import lightning.pytorch as pl
+import numpy as np
 import pytest
+import torch
 from icml26_shared.contract import assert_one_line_error
 from mmicl.cli import main
 from mmicl.lightning import Stage1Module, UnimodalICLDataModule
@@ -121,3 +123,82 @@ def test_benchmark_and_sweep(capsys):
     _one_line_error(capsys, "multiple of the label count")
     assert main([*args, "--embedding", "concat", "--positions", "[ape]", "--d_model", "16"]) == 2
     _one_line_error(capsys, "needs a width of at least")
+
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _own_data_commands(bank: Path, runs: Path) -> list[list[str]]:
+    """The README's "On your own data" commands, at test size (the README's sizes are the
+    config defaults; only the size overrides differ)."""
+    tiny1 = ["--config", "mmicl:smoke.yaml", "--trainer.default_root_dir", str(runs / "stage1"),
+             "--trainer.callbacks+=ModelCheckpoint", "--trainer.callbacks.dirpath",
+             str(runs), "--trainer.callbacks.filename", "decoder"]  # fmt: skip
+    stage2 = ["--config", "mmicl:stage2-features.yaml", "--data.init_args.features", str(bank),
+              "--model.init_args.d2", "16",
+              "--model.init_args.decoder_checkpoint", str(runs / "decoder.ckpt"),
+              "--trainer.default_root_dir", str(runs / "stage2"),
+              # test size: the smoke decoder (D=8, L=4), tiny batches
+              "--model.init_args.d1", "8", "--model.init_args.n_labels", "4",
+              "--data.init_args.K1", "32", "--data.init_args.L1", "4", "--data.init_args.D1", "8",
+              "--data.init_args.N", "4", "--data.init_args.batch_size", "8",
+              "--data.init_args.train_batches", "6", "--data.init_args.eval_sequences", "32",
+              "--trainer.max_steps", "6", "--trainer.val_check_interval", "3",
+              "--trainer.accelerator", "cpu"]  # fmt: skip
+    fit2 = [*stage2, "--trainer.callbacks+=ModelCheckpoint", "--trainer.callbacks.dirpath",
+            str(runs), "--trainer.callbacks.filename", "projector"]  # fmt: skip
+    test2 = [*stage2, "--ckpt_path", str(runs / "projector.ckpt")]
+    return [["fit", *tiny1], ["fit", *fit2], ["test", *test2]]
+
+
+def test_own_feature_bank_runs_through_fit_and_multimodal_evaluation(tmp_path, capsys):
+    """A user's .npz feature bank (the shipped example: digits, PCA-16) through stage-1 fit,
+    stage-2 fit (frozen decoder, projector only) and the multimodal test splits."""
+    bank = tmp_path / "my_features.npz"
+    assert main(["digits-features", "--out", str(bank)]) == 0
+    shipped = np.load(DATA / "digits_features.npz")
+    made = np.load(bank)
+    assert np.allclose(made["features"], shipped["features"], atol=1e-5)
+    assert np.array_equal(made["labels"], shipped["labels"])
+    capsys.readouterr()
+    fit1, fit2, test2 = _own_data_commands(bank, tmp_path / "runs")
+    assert main(fit1) == 0 and (tmp_path / "runs" / "decoder.ckpt").is_file()
+    assert main(fit2) == 0 and (tmp_path / "runs" / "projector.ckpt").is_file()
+    capsys.readouterr()
+    assert main(test2) == 0
+    out = capsys.readouterr().out
+    for split in ("test", "IC", "IC2", "IW", "IW0"):
+        assert f"test_{split}_acc" in out
+    metrics = list((tmp_path / "runs" / "stage2").rglob("metrics.csv"))
+    assert metrics and "val_IW0_acc" in metrics[0].read_text().splitlines()[0]
+    # the projector is the only trained part: the decoder weights equal the stage-1 ones
+    s1 = torch.load(tmp_path / "runs" / "decoder.ckpt", weights_only=False)
+    s2 = torch.load(tmp_path / "runs" / "projector.ckpt", weights_only=False)
+    w = "model.blocks.0.attn.qkv.weight"
+    assert torch.equal(
+        s1["state_dict"][w], s2["state_dict"]["model.decoder.blocks.0.attn.qkv.weight"]
+    )
+
+
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        (None, "does not exist"),
+        (b"not an npz", "cannot read feature bank"),
+        ({"x": np.zeros((4, 2))}, "needs arrays 'features'"),
+        ({"features": np.zeros((4, 2)), "labels": np.zeros(3, dtype=int)}, "must be (n, d)"),
+        ({"features": np.zeros((40, 2)), "labels": np.arange(40) % 5}, "novel classes"),
+    ],
+)
+def test_bad_feature_bank_gives_one_line(tmp_path, capsys, content, match):
+    bank = tmp_path / "bank.npz"
+    if isinstance(content, bytes):
+        bank.write_bytes(content)
+    elif content is not None:
+        np.savez(bank, **content)
+    _, fit2, _ = _own_data_commands(bank, tmp_path / "runs")
+    fit2 = [a for a in fit2 if a != "--model.init_args.decoder_checkpoint"]
+    i = fit2.index(str(tmp_path / "runs" / "decoder.ckpt"))
+    fit2 = fit2[:i] + ["--model.init_args.freeze_decoder", "false"] + fit2[i + 1 :]
+    assert main(fit2) == 2
+    _one_line_error(capsys, match)

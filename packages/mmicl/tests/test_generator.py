@@ -174,3 +174,23 @@ def test_sampler_rejects_bad_input(kwargs, match):
 def test_secondary_label_set_larger_than_primary_is_rejected():
     with pytest.raises(ValueError, match="larger than the primary"):
         MultimodalSampler(GMMBank(16, 4, 4), GMMBank(8, 8, 4, n_novel=8))
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.5])
+def test_query_free_iw_split_has_no_query_label_in_context(alpha):
+    # K=8, L=8: without the option most 8-item contexts contain the query's class
+    bank = GMMBank(K=8, L=8, D=8, seed=0)
+    plain = BurstySampler(bank, N=8, B=2, p_B=0.0, alpha=alpha).sample(500, _g(11))
+    hit = (plain["labels"][:, :8] == plain["target"][:, None]).any(1).float().mean()
+    assert hit > 0.5  # the old IW split is mostly a copy task at small K
+    qf = BurstySampler(bank, N=8, B=2, p_B=0.0, alpha=alpha, query_free=True)
+    batch = qf.sample(500, _g(11))
+    assert not bool((batch["labels"][:, :8] == batch["target"][:, None]).any())
+    assert not bool(batch["match_label"].any()) and not bool(batch["match_item"].any())
+    # the query's class still follows P (only the context is conditioned)
+    assert torch.equal(batch["classes"][:, 8] % 8, batch["target"])
+    # the multimodal IW0 split: no M2 context item of the query's label
+    b1, b2 = GMMBank(64, 16, 8, seed=0), GMMBank(4, 4, 6, n_novel=16, seed=1)
+    mm = multimodal_eval_splits(MultimodalSampler(b1, b2, N=8, B=2), n=300)
+    assert not bool(mm["IW0"]["match_label"].any())
+    assert mm["IW"]["match_label"].any(1).float().mean() > 0.8  # K2=4: the old IW copies

@@ -119,11 +119,20 @@ def test_hand_built_induction_circuit_solves_ic():
     acc = split_accuracies(m, sets)
     assert acc["IC"] > 0.95 and acc["IC2"] > 0.95  # pure in-context learning
     assert acc["IW"] < 0.3  # no memory: non-bursty sequences rarely contain the answer
-    rows = {r["knockout"]: r for r in knockout_table(m, sets)}
-    assert rows["top induction head"]["heads"] == "L1H0"
-    assert rows["top previous-token head"]["heads"] == "L0H0"
-    assert rows["top induction head"]["IC acc"] < 0.3
-    assert rows["top previous-token head"]["IC acc"] < 0.5
+    # query-free contexts: copying can only give a wrong label, so a pure circuit scores ~0
+    assert acc["IW0"] < 0.05
+    # heads ranked on other sequences than those scored
+    rank = eval_splits(s, n=200, seed=999)["IC"]
+    rows = knockout_table(m, sets, seed=0, rank_batch=rank, ks=(1, 2))  # k=2: all, skipped
+    by = {(r["knockout"], r["k"]): r for r in rows}
+    assert by[("top induction heads", 1)]["heads"] == "L1H0"
+    assert by[("top previous-token heads", 1)]["heads"] == "L0H0"
+    assert by[("top induction heads", 1)]["IC acc"] < 0.3
+    assert by[("top previous-token heads", 1)]["IC acc"] < 0.5
+    # one head per layer: the only head that is not the top induction head is L0H0
+    assert by[("random heads (across layers)", 1)]["heads"] == "1 draws"
+    assert ("top induction heads", 2) not in by
+    assert by[("none", 0)]["IC acc"] > 0.95 and by[("all heads", 2)]["IC acc"] < 0.3
 
 
 def test_knocking_out_every_head_removes_context_dependence():

@@ -5,7 +5,8 @@
 ``reproduce`` (:mod:`mmicl.reproduce`), and the package commands ``sweep`` (stage-1 ICL vs IWL over
 ``K`` and position encodings), ``circuits`` (progress measures of checkpoints and their
 Spearman correlation with IC accuracy), ``knockout`` (head knockout of a checkpoint) and
-``benchmark`` (anchors and generator throughput, no model) and ``vlm-heads``.
+``benchmark`` (anchors and generator throughput, no model), ``vlm-heads`` and
+``digits-features`` (the example ``.npz`` feature bank for ``modality2: features``).
 
 Nothing heavy is imported until a command runs: ``build_cli()`` names every target as a
 string, and each command imports torch / lightning inside its function.
@@ -188,7 +189,9 @@ def knockout(
     eval_sequences: int = 500,
     seed: int = 0,
 ) -> None:
-    """Knock out the top induction head, a random other head and the top previous-token head.
+    """Knock out the top-k induction heads, k random heads (across layers) and the top-k
+    previous-token heads (k = 1, 2, 4 below the head count), heads ranked on the
+    validation IC set and scored on the test sets.
 
     Args:
         checkpoint: Stage-1 checkpoint.
@@ -206,11 +209,14 @@ def knockout(
 
     module, data_hp = _load_stage1(checkpoint)
     over = {"K": K, "L": L, "D": D, "N": N, "B": B, "eps": eps, "bank_seed": bank_seed}
-    sets = _data_for(module, data_hp, over, eval_sequences).sets("test")
-    for row in knockout_table(module.model, sets, seed):
+    dm = _data_for(module, data_hp, over, eval_sequences)
+    n_heads = module.model.n_layers * module.model.n_heads
+    ks = tuple(k for k in (1, 2, 4) if k < n_heads) or (1,)
+    rows = knockout_table(module.model, dm.sets("test"), seed, dm.sets("val")["IC"], ks)
+    for row in rows:
         print(
-            f"{row['knockout']:24s} {row['heads']:24s} IC {row['IC acc']:.3f}  "
-            f"IC2 {row['IC2 acc']:.3f}  IW {row['IW acc']:.3f}"
+            f"{row['knockout']:30s} k={row['k']:<2d} {row['heads']:28s} IC {row['IC acc']:.3f}"
+            f"  IC2 {row['IC2 acc']:.3f}  IW0 {row['IW0 acc']:.3f}"
         )
 
 
@@ -302,6 +308,23 @@ def vlm_heads(
         print(f"{row['knockout']:32s} {row['heads']:24s} ICL acc {row['ICL acc']:.3f}")
 
 
+def digits_features(out: Path, dim: int = 16, seed: int = 0) -> None:
+    """Write the example feature bank: scikit-learn's 1797 8x8 digits embedded by a
+    ``dim``-component PCA, as ``.npz`` with ``features`` (1797, dim) and ``labels`` (1797,)
+    (the format ``modality2: features`` reads; replace it with your encoder's embeddings).
+
+    Args:
+        out: The ``.npz`` file to write (atomically).
+        dim: PCA components (1 to 64).
+        seed: Seed of the PCA solver.
+    """
+    from mmicl import feature_bank as fb
+
+    x, y = fb.digits_features(dim, seed)
+    path = fb.save_feature_bank(out, x, y)
+    print(f"wrote {path}: features {x.shape}, labels {y.shape} ({len(set(y.tolist()))} classes)")
+
+
 def build_cli() -> PaperCLI:
     """The package's CLI (nothing heavy is imported until a command runs)."""
     return PaperCLI(
@@ -316,6 +339,7 @@ def build_cli() -> PaperCLI:
             "knockout": "mmicl.cli:knockout",
             "benchmark": "mmicl.cli:benchmark",
             "vlm-heads": "mmicl.cli:vlm_heads",
+            "digits-features": "mmicl.cli:digits_features",
         },
     )
 

@@ -3,13 +3,14 @@
 Paper: "Dissecting Multimodal In-Context Learning", Huang et al., ICML 2026 (arXiv 2601.20796).
 
 1. accuracy on the splits ``test`` / ``IC`` (ICL on novel classes) / ``IC2`` (context
-   overrides memory) / ``IW`` (in-weights) -> :func:`split_accuracies`;
+   overrides memory) / ``IW`` (non-bursty) / ``IW0`` (in-weights, query-free contexts)
+   -> :func:`split_accuracies`;
 2. the progress measures of :mod:`mmicl.progress_measures` on the IC split: IH strength and
    TILA of the last layer, TLA, previous-token strength of the first layer, CLA, and TIIA
    (per modality when multimodal) -> :func:`circuit_measures`;
-3. per-head induction / previous-token scores and the knockout comparison (top induction
-   head vs a random head vs the top previous-token head) -> :func:`head_scores`,
-   :func:`knockout_table`;
+3. per-head induction / previous-token scores and the knockout comparison (top-k induction
+   heads vs k random heads across layers vs the top-k previous-token heads, heads ranked on
+   one split and evaluated on another) -> :func:`head_scores`, :func:`knockout_table`;
 4. the training-curve recorder used by ``reproduce`` -> :class:`CurveRecorder`.
 """
 
@@ -100,38 +101,62 @@ def head_scores(decoder: ICLDecoder, batch: dict[str, torch.Tensor]) -> dict[tup
 
 @torch.no_grad()
 def knockout_table(
-    decoder: ICLDecoder, sets: dict[str, dict[str, torch.Tensor]], seed: int = 0
+    decoder: ICLDecoder,
+    sets: dict[str, dict[str, torch.Tensor]],
+    seed: int = 0,
+    rank_batch: dict[str, torch.Tensor] | None = None,
+    ks: tuple[int, ...] = (1,),
+    draws: int = 10,
 ) -> list[dict]:
-    """IC / IW accuracy with no knockout, the top induction head, a random other head (not
-    the top induction or previous-token head when the model has more than two heads), the
-    top previous-token head and every head knocked out. Heads are ranked on the IC set."""
-    scores = head_scores(decoder, sets["IC"])
-    top_ih = max(scores, key=lambda k: scores[k]["ih"])
-    top_prev = max(scores, key=lambda k: scores[k]["prev"])
-    others = [h for h in scores if h not in (top_ih, top_prev)] or [
-        h for h in scores if h != top_ih
-    ]
-    rand = random.Random(seed).choice(others) if others else top_ih
-    variants = [
-        ("none", []),
-        ("top induction head", [top_ih]),
-        ("random other head", [rand]),
-        ("top previous-token head", [top_prev]),
-        ("all heads", list(scores)),
-    ]
-    rows = []
-    for name, heads in variants:
-        with knockout(decoder, heads):
-            acc = split_accuracies(decoder, sets)
-        rows.append(
-            {
-                "knockout": name,
-                "heads": ", ".join(f"L{layer}H{h}" for layer, h in heads) or "-",
-                "IC acc": acc["IC"],
-                "IC2 acc": acc["IC2"],
-                "IW acc": acc["IW"],
-            }
-        )
+    """Accuracy on ``sets`` with the top-``k`` induction heads, ``k`` random heads and the
+    top-``k`` previous-token heads knocked out, for each ``k`` in ``ks``, plus no knockout
+    and every head.
+
+    Heads are ranked on ``rank_batch`` (another split than ``sets``, e.g. the validation IC
+    set; ``None``: ``sets["IC"]``, ranking and evaluation on the same sequences). The random
+    control draws ``k`` heads uniformly across all layers among the heads that are not the
+    top-``k`` induction heads (``draws`` seeded draws, or every such set when there are
+    fewer); its accuracies are the mean over draws, ``... sd`` their spread.
+    """
+    import itertools
+    import statistics
+
+    scores = head_scores(decoder, sets["IC"] if rank_batch is None else rank_batch)
+    heads = sorted(scores)
+    by_ih = sorted(heads, key=lambda h: -scores[h]["ih"])
+    by_prev = sorted(heads, key=lambda h: -scores[h]["prev"])
+    rng = random.Random(seed)
+
+    def name(hs) -> str:
+        return ", ".join(f"L{layer}H{h}" for layer, h in hs) or "-"
+
+    def score(hs) -> dict[str, float]:
+        with knockout(decoder, list(hs)):
+            return split_accuracies(decoder, sets)
+
+    def row(kind: str, k: int, label: str, accs: list[dict]) -> dict:
+        out = {"knockout": kind, "k": k, "heads": label}
+        for split in ("IC", "IC2", "IW0"):
+            vals = [a[split] for a in accs if split in a]
+            if vals:
+                out[f"{split} acc"] = statistics.fmean(vals)
+        ic = [a["IC"] for a in accs]
+        out["IC sd"] = statistics.stdev(ic) if len(ic) > 1 else 0.0
+        return out
+
+    rows = [row("none", 0, "-", [score([])])]
+    for k in ks:
+        if not 1 <= k < len(heads):
+            continue
+        top = by_ih[:k]
+        rows.append(row("top induction heads", k, name(top), [score(top)]))
+        pool = [h for h in heads if h not in top]
+        combos = list(itertools.combinations(pool, k))
+        picks = combos if len(combos) <= draws else rng.sample(combos, draws)
+        rows.append(row("random heads (across layers)", k, f"{len(picks)} draws",
+                        [score(c) for c in picks]))  # fmt: skip
+        rows.append(row("top previous-token heads", k, name(by_prev[:k]), [score(by_prev[:k])]))
+    rows.append(row("all heads", len(heads), name(heads), [score(heads)]))
     return rows
 
 

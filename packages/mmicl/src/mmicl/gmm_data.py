@@ -18,8 +18,9 @@ Map of the generator to the paper's data section:
 5. the sequence ``[x_1, l_1, ..., x_N, l_N, x_q]`` of length ``2N + 1``, the loss at the
    last token -> ``tokens`` / ``target`` of a sampled batch;
 6. evaluation splits ``test`` (training distribution), ``IC`` (bursty, novel classes),
-   ``IC2`` (bursty, labels shifted by ``+1 mod L``), ``IW`` (non-bursty)
-   -> :func:`eval_splits`.
+   ``IC2`` (bursty, labels shifted by ``+1 mod L``), ``IW`` (non-bursty) and ``IW0``
+   (non-bursty and query-free: no context item shares the query's class or label, so an
+   accuracy above ``1/L`` can only come from the weights) -> :func:`eval_splits`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 
 import torch
 
-SPLITS = ("test", "IC", "IC2", "IW")
+SPLITS = ("test", "IC", "IC2", "IW", "IW0")
 
 
 def check_probability(name: str, value: float) -> float:
@@ -148,6 +149,10 @@ class BurstySampler:
         Give the ``N/B`` classes of a bursty sequence distinct labels.
     label_shift:
         Add this to every label (mod ``L``); 1 gives the IC2 split.
+    query_free:
+        In non-bursty sequences, redraw every context item whose class has the query's
+        label (hence also its class): the in-weights test ``IW0``, where copying from the
+        context cannot help.
 
     Examples
     --------
@@ -169,6 +174,7 @@ class BurstySampler:
         alpha: float = 0.0,
         no_repeats: bool = False,
         label_shift: int = 0,
+        query_free: bool = False,
     ) -> None:
         if N < 1 or B < 1:
             raise ValueError(f"need N >= 1 and B >= 1, got N={N}, B={B}")
@@ -184,6 +190,12 @@ class BurstySampler:
             raise ValueError(
                 f"p_C > 0 needs at least N/B={N // B} novel classes, the bank has {bank.n_novel}"
             )
+        if self.p_B > 0 and self.p_C < 1 and bank.K < N // B:
+            raise ValueError(
+                f"bursty sequences need N/B={N // B} distinct classes; the bank has K={bank.K}"
+            )
+        if query_free and bank.L < 2:
+            raise ValueError("query-free contexts need at least two labels")
         if no_repeats and N // B > bank.L:
             raise ValueError(f"no_repeats needs N/B={N // B} <= L={bank.L} distinct labels")
         self.bank, self.N, self.B = bank, N, B
@@ -193,6 +205,7 @@ class BurstySampler:
             no_repeats,
             label_shift,
         )
+        self.query_free = query_free
         self.probs = zipf_probs(bank.K, alpha)
 
     @property
@@ -224,6 +237,27 @@ class BurstySampler:
             out[bad] = torch.multinomial(p.expand(k, -1), n, replacement=False, generator=g)
         return out
 
+    def _query_free(self, classes: torch.Tensor, rows: torch.Tensor, g) -> torch.Tensor:
+        """Redraw, in ``rows``, the context classes whose label is the query's: from ``P``
+        conditioned on a different label (vectorised rejection; after a few rounds a
+        uniform draw among the classes of the other labels)."""
+        bank, N = self.bank, self.N
+        classes = classes.clone()
+        ctx, q_lab = classes[:, :N], bank.class_label[classes[:, N]][:, None]
+        p = self.probs.float()
+        for _ in range(16):
+            clash = (bank.class_label[ctx] == q_lab) & rows[:, None]
+            if not clash.any():
+                break
+            ctx[clash] = torch.multinomial(p, int(clash.sum()), replacement=True, generator=g)
+        clash = (bank.class_label[ctx] == q_lab) & rows[:, None]
+        if clash.any():  # label q + r (r in 1..L-1), then one of that label's K/L classes
+            n = int(clash.sum())
+            lab = (q_lab.expand_as(ctx)[clash] + 1 + torch.randint(0, bank.L - 1, (n,), generator=g)) % bank.L  # fmt: skip
+            ctx[clash] = lab + bank.L * torch.randint(0, bank.K // bank.L, (n,), generator=g)
+        classes[:, :N] = ctx
+        return classes
+
     def draw_classes(self, S: int, g: torch.Generator) -> ClassDraw:
         """Class ids and labels of ``S`` sequences (vectorised, no loop over sequences)."""
         N, B, n_cls, bank = self.N, self.B, self.N // self.B, self.bank
@@ -245,6 +279,8 @@ class BurstySampler:
         iid_novel = torch.randint(0, max(bank.n_novel, 1), (S, N + 1), generator=g)
         iid = torch.where(novel[:, None], iid_novel, iid)
         classes = torch.where(bursty[:, None], torch.cat([ctx_b, q_b], 1), iid)
+        if self.query_free:
+            classes = self._query_free(classes, ~bursty & ~novel, g)
         # labels: k mod L for training classes, random per sequence for novel ones
         labels = bank.class_label[classes.clamp_max(bank.K - 1)]
         if self.no_repeats:  # distinct labels for the N/B classes of a bursty sequence
@@ -301,7 +337,8 @@ def eval_samplers(train: BurstySampler) -> dict[str, BurstySampler]:
 
     ``test``: the training distribution; ``IC``: bursty, novel classes (pure ICL);
     ``IC2``: bursty training classes with labels shifted by ``+1 mod L`` (context must
-    override memory); ``IW``: non-bursty training classes (in-weights memory).
+    override memory); ``IW``: non-bursty training classes; ``IW0``: non-bursty and
+    query-free (no context item has the query's label: in-weights memory only).
     """
     bank, kw = train.bank, {"N": train.N, "B": train.B, "eps": train.eps, "alpha": train.alpha}
     return {
@@ -311,20 +348,21 @@ def eval_samplers(train: BurstySampler) -> dict[str, BurstySampler]:
             bank, p_B=1.0, p_C=0.0, no_repeats=train.no_repeats, label_shift=1, **kw
         ),
         "IW": BurstySampler(bank, p_B=0.0, p_C=0.0, **kw),
+        "IW0": BurstySampler(bank, p_B=0.0, p_C=0.0, query_free=True, **kw),
     }
 
 
 def eval_splits(
     train: BurstySampler, n: int = 1000, seed: int = 12345
 ) -> dict[str, dict[str, torch.Tensor]]:
-    """Fixed, seeded evaluation sets (``n`` sequences each) for ``test/IC/IC2/IW``.
+    """Fixed, seeded evaluation sets (``n`` sequences each) for ``test/IC/IC2/IW/IW0``.
 
     Examples
     --------
     >>> s = BurstySampler(GMMBank(32, 8, 8), N=4, B=2)
     >>> sets = eval_splits(s, n=10)
     >>> sorted(sets), int(sets["IC"]["novel"].sum())
-    (['IC', 'IC2', 'IW', 'test'], 10)
+    (['IC', 'IC2', 'IW', 'IW0', 'test'], 10)
     """
     out = {}
     for i, (name, sampler) in enumerate(eval_samplers(train).items()):

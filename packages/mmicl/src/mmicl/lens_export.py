@@ -226,3 +226,32 @@ def _classes() -> dict:
             return [(layer, h) for layer in range(self.n_layers) for h in range(self.n_heads)]
 
     return {"HookedICLDecoder": HookedICLDecoder}
+
+
+@torch.no_grad()
+def lens_circuit_measures(model: ICLDecoder, batch: dict[str, torch.Tensor]) -> dict[str, float]:
+    """IH strength (last layer) and previous-token strength (first layer) read from the
+    attention patterns that TransformerLens caches (``cache["pattern", layer]``) on the
+    exported model, with the definitions of :mod:`mmicl.progress_measures` written out
+    here on the cached tensors, so that comparing them with
+    :func:`mmicl.evaluation.circuit_measures` checks the export and the measures at once.
+
+    Returns ``{"ih": ..., "prev": ...}`` averaged over heads and over the sequences where
+    the measure is defined (unimodal batches: ``tokens``, ``match_label``, ``label_mask``).
+    """
+    hooked = to_transformer_lens(model)
+    last = model.n_layers - 1
+    names = {f"blocks.{last}.attn.hook_pattern", "blocks.0.attn.hook_pattern"}
+    _, cache = hooked.run_with_cache(batch["tokens"], names_filter=lambda n: n in names)
+    row = cache["pattern", last][:, :, -1, :].mean(1)  # final token, mean over heads (S, T)
+    match = batch["match_label"].float()
+    other = (batch["label_mask"] & ~batch["match_label"]).float()
+    n_match = match.sum(-1)
+    ih = torch.einsum("st,st->s", row, match) / n_match.clamp_min(1) - torch.einsum(
+        "st,st->s", row, other
+    ) / other.sum(-1).clamp_min(1)
+    first = cache["pattern", 0].mean(1)  # (S, T, T)
+    T = first.shape[-1]
+    prev = first[:, torch.arange(1, T), torch.arange(0, T - 1)].mean(-1)
+    valid = n_match > 0
+    return {"ih": float(ih[valid].mean()) if valid.any() else 0.0, "prev": float(prev.mean())}

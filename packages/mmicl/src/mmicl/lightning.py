@@ -33,6 +33,7 @@ import torch.nn.functional as F
 from icml26_shared.cli import UsageError, load_checkpoint
 from torch.utils.data import DataLoader, Dataset
 
+from mmicl.feature_bank import FeatureBank
 from mmicl.gmm_data import SPLITS, BurstySampler, GMMBank, eval_splits
 from mmicl.multimodal_data import DigitsModality, MultimodalSampler, multimodal_eval_splits
 from mmicl.multimodal_model import CNNEncoder, MLPEncoder, MultimodalICL
@@ -166,7 +167,7 @@ class UnimodalICLDataModule(ICLDataModule):
     ...                            eval_sequences=8)
     >>> batch = next(iter(dm.train_dataloader()))
     >>> tuple(batch["tokens"].shape), len(dm.val_dataloader())
-    ((4, 9, 8), 4)
+    ((4, 9, 8), 5)
     """
 
     def __init__(
@@ -214,8 +215,16 @@ class MultimodalICLDataModule(ICLDataModule):
         The primary bank; use the values of the stage-1 pretraining so that label tokens
         and paired M1 items come from the decoder's modality.
     modality2:
-        ``gmm`` (a :class:`~mmicl.gmm_data.GMMBank` with ``K2, L2, D2``) or ``digits``
-        (scikit-learn digits; ``K2`` training digits 0..K2-1, the rest novel; ``D2 = 64``).
+        ``gmm`` (a :class:`~mmicl.gmm_data.GMMBank` with ``K2, L2, D2``), ``digits``
+        (scikit-learn digits; ``K2`` training digits 0..K2-1, the rest novel; ``D2 = 64``)
+        or ``features`` (your own embeddings, a :class:`~mmicl.feature_bank.FeatureBank`
+        read from the ``.npz`` file ``features``: the first ``K2`` sorted labels train, the
+        rest are the novel classes of the IC split; ``D2`` = the feature dimension).
+    features:
+        Path of the ``.npz`` feature bank (``modality2="features"``): arrays ``features``
+        (n, d) and integer ``labels`` (n,).
+    standardize:
+        Centre and scale the feature bank (``modality2="features"``) to unit mean norm.
     K2, L2, D2, n_novel2, bank2_seed:
         The secondary bank (``L2 <= L1``; ``L2`` defaults to ``min(K2, L1)``).
     N, B, p_B, p_C, eps, alpha, control:
@@ -256,6 +265,8 @@ class MultimodalICLDataModule(ICLDataModule):
         train_batches: int = 10_000,
         eval_sequences: int = 1000,
         seed: int = 0,
+        features: str | None = None,
+        standardize: bool = True,
     ) -> None:
         super().__init__(batch_size, train_batches, eval_sequences, seed)
         self.save_hyperparameters()
@@ -270,8 +281,14 @@ class MultimodalICLDataModule(ICLDataModule):
             if not 1 <= h.K2 <= 9:
                 raise ValueError(f"digits: K2 must be between 1 and 9 training digits, got {h.K2}")
             m2 = DigitsModality(tuple(range(h.K2)))
+        elif h.modality2 == "features":
+            if not h.features:
+                raise ValueError("modality2=features needs --data.init_args.features FILE.npz")
+            m2 = FeatureBank.from_npz(
+                h.features, K2=h.K2, min_novel=h.N // h.B, standardize=h.standardize
+            )
         else:
-            raise ValueError(f"unknown modality2 {h.modality2!r}; choose gmm or digits")
+            raise ValueError(f"unknown modality2 {h.modality2!r}; choose gmm, digits or features")
         return MultimodalSampler(bank1, m2, h.N, h.B, h.p_B, h.p_C, h.eps, h.alpha, h.control)
 
     @property
@@ -471,7 +488,7 @@ class Stage2Module(ICLStage):
         ``none``, ``mlp`` or ``cnn`` (8x8 images); ``encoder_dim`` its output size.
     train_encoder:
         Whether the encoder is trained in this stage.
-    decoder_d_model, decoder_layers, decoder_heads, decoder_pos, decoder_embedding:
+    decoder_d_model, decoder_layers, decoder_heads, decoder_pos, decoder_embedding, decoder_mlp:
         The fresh decoder (ignored with a checkpoint).
     lr, weight_decay:
         AdamW settings.
@@ -501,6 +518,7 @@ class Stage2Module(ICLStage):
         lr: float = 1e-3,
         weight_decay: float = 1e-6,
         decoder_embedding: str = "linear",
+        decoder_mlp: str = "swiglu",
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
@@ -517,6 +535,7 @@ class Stage2Module(ICLStage):
                 decoder_heads,
                 pos=decoder_pos,
                 embedding=decoder_embedding,
+                mlp=decoder_mlp,
             )
         enc = None
         if encoder == "mlp":
@@ -571,6 +590,7 @@ class Stage3Module(Stage2Module):
         lr: float = 1e-3,
         weight_decay: float = 1e-6,
         decoder_embedding: str = "linear",
+        decoder_mlp: str = "swiglu",
     ) -> None:
         super().__init__(
             d1,
@@ -589,6 +609,7 @@ class Stage3Module(Stage2Module):
             lr,
             weight_decay,
             decoder_embedding,
+            decoder_mlp,
         )
         self.save_hyperparameters()
         if stage2_checkpoint:

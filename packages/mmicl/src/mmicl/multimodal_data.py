@@ -96,6 +96,8 @@ class MultimodalSampler:
         The L1 label of each M2 label (default: the first ``L2`` labels).
     label_shift:
         Shift of the M2 labels (mod ``L2``) before the map; 1 gives the IC2 split.
+    query_free:
+        Non-bursty contexts without an M2 item of the query's label (the ``IW0`` split).
 
     Examples
     --------
@@ -119,6 +121,7 @@ class MultimodalSampler:
         control: str = "none",
         label_map: torch.Tensor | None = None,
         label_shift: int = 0,
+        query_free: bool = False,
     ) -> None:
         if control not in CONTROLS:
             raise ValueError(f"unknown control {control!r}; choose from {', '.join(CONTROLS)}")
@@ -140,7 +143,9 @@ class MultimodalSampler:
             raise ValueError(
                 f"bank1 needs at least {n_pairs} novel classes to pair with M2, has {bank1.n_novel}"
             )
-        self.m2_sampler = BurstySampler(m2, N, B, p_B, p_C, eps, alpha, label_shift=label_shift)
+        self.m2_sampler = BurstySampler(
+            m2, N, B, p_B, p_C, eps, alpha, label_shift=label_shift, query_free=query_free
+        )
         self.bank1, self.m2, self.N, self.B, self.eps = bank1, m2, N, B, eps
         self.control, self.label_map = control, label_map
 
@@ -219,7 +224,8 @@ def interleave(m1: torch.Tensor, m2: torch.Tensor, labels: torch.Tensor) -> torc
 def multimodal_eval_splits(
     train: MultimodalSampler, n: int = 1000, seed: int = 12345
 ) -> dict[str, dict[str, torch.Tensor]]:
-    """Fixed ``test/IC/IC2/IW`` sets for a multimodal sampler (M2 classes decide the split)."""
+    """Fixed ``test/IC/IC2/IW/IW0`` sets for a multimodal sampler (M2 classes decide the
+    split; ``IW0`` is the query-free in-weights test)."""
     s = train.m2_sampler
     kw = {"N": train.N, "B": train.B, "eps": train.eps, "alpha": s.alpha}
     kw.update(control=train.control, label_map=train.label_map)
@@ -228,6 +234,7 @@ def multimodal_eval_splits(
         "IC": MultimodalSampler(train.bank1, train.m2, p_B=1.0, p_C=1.0, **kw),
         "IC2": MultimodalSampler(train.bank1, train.m2, p_B=1.0, p_C=0.0, label_shift=1, **kw),
         "IW": MultimodalSampler(train.bank1, train.m2, p_B=0.0, p_C=0.0, **kw),
+        "IW0": MultimodalSampler(train.bank1, train.m2, p_B=0.0, p_C=0.0, query_free=True, **kw),
     }
     return {
         name: smp.sample(n, torch.Generator().manual_seed(seed + 7919 * i))

@@ -4,39 +4,43 @@ Paper: "Dissecting Multimodal In-Context Learning: Modality Asymmetries and Circ
 in Modern Transformers", Huang et al., ICML 2026 (arXiv 2601.20796). One section per claim;
 sizes in ``configs/reproduce/{quick,full,paper}.yaml``, whose global keys are the stage-1
 sweep (:class:`~mmicl.position_sweep.SweepSetting`), trained once and shared by the sections:
-``stage1`` (ICL vs IWL by position encoding and K, with anchors), ``onset`` (ICL onset over
-seeds with controls, threshold K*), ``stage2`` (projector-only multimodal ICL on the frozen
-best decoder vs scratch, :mod:`.multimodal_transfer`), ``circuits`` (Spearman rho of the
-circuit measures with IC accuracy over checkpoints), ``knockout`` (top induction vs random vs
-top previous-token head).
+``stage1`` (the ICL/IWL phase diagram by position encoding and K with the query-free
+in-weights test, and the transition K* with its interval over seeds), ``onset`` (ICL onset
+over seeds with controls), ``stage2`` (projector-only multimodal ICL on the frozen best
+decoder vs scratch, on a GMM and on a real-image feature bank swept over K2,
+:mod:`.multimodal_transfer`), ``circuits`` (Spearman rho of the circuit measures with IC
+accuracy over checkpoints, and the measures recomputed through the TransformerLens export),
+``knockout`` (top-k induction vs k random vs top-k previous-token heads, ranked on one split
+and scored on another).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from icml26_shared.experiment import Experiment, Section, SectionResult
 from icml26_shared.results import Table
 
-from .multimodal_transfer import train_stage2, train_stage3, transfer_table
+from .multimodal_transfer import stage2_table
 from .position_sweep import (
     SweepSetting,
     best_run,
     circuit_correlation_table,
     icl_iwl_table,
-    knockout_rows,
-    knockout_width,
+    knockout_over_seeds,
+    lens_agreement_table,
     onset_table,
     run_sweep,
+    threshold_table,
     training_curves_figure,
 )
-from .workers import run_in_workers
 
 
 def stage1_section(s: SweepSetting, seed: int) -> SectionResult:
     sweep = run_sweep(s, seed)
     note = f"Stage 1 trained {len(sweep.runs)} decoders."
-    return SectionResult([icl_iwl_table(sweep)], notes=[note])
+    return SectionResult([icl_iwl_table(sweep), threshold_table(sweep)], notes=[note])
 
 
 def onset_section(s: SweepSetting, seed: int) -> SectionResult:
@@ -53,54 +57,43 @@ class Stage2Setting(SweepSetting):
     K2s: tuple[int, ...]  # class counts of the GMM secondary modality
     stage2_steps: int
     digits: bool  # add the stage-3 digits rows (CNN encoder)
+    feature_K2s: tuple[int, ...] = ()  # training classes of the real-image feature bank
+    feature_dim: int = 16  # PCA components of the digits feature bank
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("K2s", "feature_K2s"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
 
 
 def stage2_section(s: Stage2Setting, seed: int) -> Table:
     sweep = run_sweep(s, seed)
-    best = best_run(sweep)
-    v, K = best["variant"], s.Ks[-1]
-    arch = {"decoder_d_model": v.d_model, "decoder_pos": v.pos, "decoder_embedding": v.embedding}
-    base = s.sweep_part()
-    variants = [("pretrained", "none"), ("pretrained", "m1_random"), ("scratch", "m1_random")]
-    jobs = [(train_stage2, base, seed, K, K2, dec, ctl, best["ckpt"], arch, s.stage2_steps)
-            for K2 in s.K2s for dec, ctl in variants]  # fmt: skip
-    if s.digits:
-        jobs += [(train_stage3, base, seed, K, dec, best["ckpt"], arch, s.stage2_steps)
-                 for dec in ("pretrained", "scratch")]  # fmt: skip
-    rows = run_in_workers(jobs, s.workers, "stages 2-3")
-    note = (
-        f"pretrained = the stage-1 {v.name} decoder ({v.layout}; the highest final IC at K={K}, "
-        f"seed {seed}), frozen, only the projector trained; scratch = a fresh {v.name} decoder "
-        "trained jointly with the projector."
-    )
-    return transfer_table(rows, s, s.stage2_steps, note, s.digits)
+    v, K = best_run(sweep)["variant"], s.Ks[-1]
+    ckpts = {sd: sweep.runs[(v.name, K, sd)]["ckpt"] for sd in range(seed, seed + s.seeds)}
+    return stage2_table(s, v, K, ckpts, Path(sweep.workdir.name))
 
 
 def circuits_section(s: SweepSetting, seed: int) -> SectionResult:
-    table = circuit_correlation_table(run_sweep(s, seed))
-    return SectionResult([table], notes=["isnan(rho) marks a constant measure."])
+    sweep = run_sweep(s, seed)
+    tables = [circuit_correlation_table(sweep), lens_agreement_table(sweep)]
+    return SectionResult(tables, notes=["isnan(rho) marks a constant measure."])
 
 
 @dataclass(frozen=True, kw_only=True)
 class KnockoutSetting(SweepSetting):
     knockout_steps: int
+    knockout_heads: int = 4  # heads per layer of the 2-layer knockout decoder
+    knockout_ks: tuple[int, ...] = (1, 2, 4)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "knockout_ks", tuple(self.knockout_ks))
 
 
 def knockout_section(s: KnockoutSetting, seed: int) -> Table:
     v, K = best_run(run_sweep(s, seed))["variant"], s.Ks[-1]
-    t = Table(
-        "Head knockout in a 2-layer, 2-head decoder",
-        ["knockout", "heads", "IC acc", "IC2 acc", "IW acc"],
-        notes=(
-            f"{v.name} decoder ({v.layout}, width {knockout_width(s, v)}), K={K}, "
-            f"{s.knockout_steps} steps; heads ranked by IH strength / previous-token strength "
-            "on the IC set; knocking out zeroes the head's slice of the input to the output "
-            "projection; the random head is drawn (seeded) among the heads that are neither "
-            "the top induction nor the top previous-token head."
-        ),
-    )
-    t.extend(knockout_rows(s.sweep_part(), v, K, seed, s.knockout_steps))
-    return t
+    seeds = range(seed, seed + s.seeds)
+    return knockout_over_seeds(s, v, K, seeds, s.knockout_steps, s.knockout_heads, s.knockout_ks)
 
 
 EXPERIMENT = Experiment(
@@ -109,7 +102,8 @@ EXPERIMENT = Experiment(
         Section(
             "stage1",
             stage1_section,
-            "ICL needs a large class count K; RoPE's threshold K* is at or above APE's",
+            "ICL needs a large class count K (below it the model learns in weights); RoPE's "
+            "transition K* is at or above APE's",
             SweepSetting,
         ),
         Section(
@@ -121,20 +115,21 @@ EXPERIMENT = Experiment(
         Section(
             "stage2",
             stage2_section,
-            "a frozen pretrained decoder gives multimodal ICL with only a projector trained; "
-            "low secondary-modality complexity suffices",
+            "a frozen pretrained decoder gives multimodal ICL with only a projector trained, on "
+            "synthetic and on real-image features; low secondary-modality complexity suffices",
             Stage2Setting,
         ),
         Section(
             "circuits",
             circuits_section,
-            "IC accuracy rises with the induction-circuit measures across checkpoints",
+            "IC accuracy rises with the induction-circuit measures across checkpoints; "
+            "TransformerLens reads the same measures",
             SweepSetting,
         ),
         Section(
             "knockout",
             knockout_section,
-            "knocking out the top induction head hurts ICL more than a random head",
+            "knocking out the top induction heads hurts ICL more than random heads",
             KnockoutSetting,
         ),
     ],  # fmt: skip
