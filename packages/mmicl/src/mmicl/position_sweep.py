@@ -386,6 +386,24 @@ def _onset_text(onsets: list[int | None], steps: int) -> str:
     return ", ".join(str(o) if o is not None else f">{steps}" for o in onsets)
 
 
+def _controls_note(s: SweepSetting) -> str:
+    """The controls that ran, for the onset table's notes ('' when none did).
+
+    >>> _controls_note(SweepSetting(positions=["ape"], Ks=[64], seeds=1, steps=1,
+    ...                             eval_every=1, eval_sequences=1, controls=False))
+    ''
+    """
+    if not s.controls:
+        return ""
+    note = " Controls: rope at the paper-layout ape width (extra channels start at zero)"
+    if s.linear_seeds > 0:
+        note += (
+            ", and ape / rope behind a learned linear input embedding (d_model 64; ape a "
+            "learned position embedding added to it, N(0, 0.02) initialisation)"
+        )
+    return note + "."
+
+
 def onset_table(sweep: Stage1Sweep) -> Table:
     """Onset step per seed at the largest K, its mean and spread, final IC / IW, and K*."""
     s, K_top = sweep.setting, sweep.setting.Ks[-1]
@@ -397,13 +415,8 @@ def onset_table(sweep: Stage1Sweep) -> Table:
             f"Onset = first evaluated step (every {s.eval_every}) at which IC accuracy reaches "
             f"{ONSET} (the random-context-label anchor is about 0.25, the plateau 1); "
             f">{s.steps} = not within the budget; onset mean / sd over the seeds that reached "
-            "it; final IW0 = the query-free in-weights accuracy. Controls: rope at the paper-layout ape width (extra channels start at zero)"
-            + (
-                ", and ape / rope behind a learned linear input embedding (d_model 64; ape a "
-                "learned position embedding added to it, N(0, 0.02) initialisation)."
-                if s.linear_seeds > 0
-                else "."
-            )
+            "it; final IW0 = the query-free in-weights accuracy."
+            + _controls_note(s)
         ),
     )  # fmt: skip
     for v in variants(s, K_top):
