@@ -1,5 +1,6 @@
 """The hista command line: package commands, configs, and one clear line for bad input."""
 
+import pytest
 from hista.cli import main
 
 
@@ -75,3 +76,50 @@ def test_fit_bad_loss_type_is_one_line(tmp_path, capsys):
         ]
     )
     assert_one_line_error(capsys.readouterr().err, "unknown loss type", code)
+
+
+def test_on_your_own_data_jsonl_exactly_as_in_the_readme(tmp_path, capsys, monkeypatch):
+    """README "On your own data": `hista sveb-evaluate --cases tests/data/sveb_states.jsonl
+    --out sveb-out` on states of word problems (no ArithChain fields)."""
+    import json
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "sveb_states.jsonl"
+    monkeypatch.chdir(tmp_path)
+    assert main(["sveb-evaluate", "--cases", str(data), "--out", "sveb-out"]) == 0
+    out = capsys.readouterr().out
+    assert "6 states of 3 problems" in out and "nan" not in out
+    rows = {
+        r["estimator"]: r
+        for r in json.loads((tmp_path / "sveb-out" / "result.json").read_text())["rows"]
+    }
+    assert (tmp_path / "sveb-out" / "results.md").is_file()
+    states = [json.loads(line) for line in data.read_text().splitlines()]
+    target = [sum(s["mc_rewards"]) / len(s["mc_rewards"]) for s in states]
+    group = [sum(s["pool_rewards"]) / len(s["pool_rewards"]) for s in states]
+    want = sum(abs(g - t) for g, t in zip(group, target, strict=True)) / len(states)
+    assert rows["group mean (GRPO)"]["MAE vs V_MC"] == pytest.approx(want)
+    # Numca by hand, first state "3 * 4 = 12, ": pool rollouts 1, 2, 4 pass through
+    # {3, 4, 12} (rewards 1, 0, 1) -> 2/3; the group mean would say 1/2; target 6/8
+    assert set(rows) == {"group mean (GRPO)", "VinePPO MC K=4", "Numca"}
+    assert rows["Numca"]["MAE vs V_MC"] < rows["group mean (GRPO)"]["MAE vs V_MC"]
+
+
+def test_jsonl_bad_lines_name_the_line(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        '{"problem": "q", "prefix": "1 ", "pool": ["1 2", "1 3"], "pool_rewards": [1, 0],'
+        ' "mc_rewards": [1]}\n{"problem": "q", "prefix": "1 "}\n'
+    )
+    assert main(["sveb-evaluate", "--cases", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "line 2 lacks pool, pool_rewards, mc_rewards" in err and len(err.strip().splitlines()) == 1
+    )
+    bad.write_text(
+        '{"problem": "q", "prefix": "1 ", "pool": ["1 2", "1 3"], "pool_rewards": [1, 7],'
+        ' "mc_rewards": [1]}\n'
+    )
+    assert main(["sveb-evaluate", "--cases", str(bad)]) == 2
+    assert "[0, 1]" in capsys.readouterr().err
+    assert main(["sveb-evaluate", "--cases", str(bad.with_suffix(".x")), "--method", "oracle"]) == 2

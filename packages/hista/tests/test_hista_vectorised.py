@@ -29,6 +29,26 @@ def test_batched_prefix_chamfer_equals_pairwise_and_ignores_padding():
         prefix_chamfer_batch(padded, torch.randn(2, 3, 4))
 
 
+def test_symmetric_prefix_chamfer_is_the_two_sided_mean_of_a_double_loop():
+    g = torch.Generator().manual_seed(3)
+    a, b = torch.randn(4, 2, generator=g), torch.randn(6, 2, generator=g)
+    d = prefix_chamfer(a, b, "symmetric")
+    for i in range(1, 5):
+        for j in range(1, 7):
+            pair = torch.cdist(a[:i], b[:j])
+            want = 0.5 * (pair.min(1).values.mean() + pair.min(0).values.mean())
+            assert float(d[i - 1, j - 1]) == pytest.approx(float(want), abs=1e-5)
+    assert torch.allclose(d, prefix_chamfer(b, a, "symmetric").T, atol=1e-6)
+    # a query prefix with a position far from everything: the reference's one-sided distance
+    # over the longer pool prefix ignores it, the symmetric one does not
+    q = torch.tensor([[0.0, 0.0], [9.0, 9.0]])
+    pool = torch.zeros(5, 2)
+    assert float(prefix_chamfer(q, pool)[1, 4]) == 0.0
+    assert float(prefix_chamfer(q, pool, "symmetric")[1, 4]) > 3.0
+    with pytest.raises(ValueError, match="distance"):
+        prefix_chamfer(a, b, "cosine")
+
+
 def test_batched_ema_equals_the_per_row_recursion():
     g = torch.Generator().manual_seed(1)
     h = torch.randn(3, 6, 4, generator=g)
@@ -63,7 +83,7 @@ def _naive_group_values(est, embs, rewards):
                     if not est.include_self:
                         continue
                     nodes = [m for m in nodes if m <= n]
-                row = prefix_chamfer(q, e)[n - 1]
+                row = prefix_chamfer(q, e, est.distance)[n - 1]
                 dists += [float(row[m - 1]) for m in nodes]
                 labels += [float(rewards[j])] * len(nodes)
             vals.append(
@@ -83,6 +103,7 @@ def _naive_group_values(est, embs, rewards):
         {"k": 9, "min_k": 2},
         {"k": 6, "include_self": True},
         {"k": 3, "temperature": 2.0, "min_interval": 2},
+        {"k": 5, "distance": "symmetric"},
     ],
 )
 def test_group_values_equal_the_naive_loop(kw):

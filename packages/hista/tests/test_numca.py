@@ -135,3 +135,55 @@ def test_numca_error_vs_exact_teacher_values_shrinks_like_one_over_sqrt_g():
         err[g] = float(np.mean(errs))
     ratio = err[8] / err[128]  # sqrt(128 / 8) = 4 for states visited by most rollouts
     assert 2.5 < ratio < 8.0, err
+
+
+def test_milestones_at_number_start_follow_the_reference_positions():
+    from hista.numca import milestones
+
+    offs = [(i, i + 1) for i in range(8)]
+    # the reference's number_parse positions: match.start() of every number but the last
+    assert [p for p, _ in milestones("7 12 15;", offs, 1, at="start")] == [0, 2]
+    # two-character tokens "7 " | "12" | " 1" | "5;": "12" starts in token 1
+    two = [(0, 2), (2, 4), (4, 6), (6, 8)]
+    assert milestones("7 12 15;", two, 1, at="start") == [(0, ["7"]), (1, ["7", "12"])]
+
+
+def test_segment_advantages_at_start_telescope_without_the_root():
+    t = NumcaTable()
+    t.update("p", ["7", "12"], 1.0)
+    t.update("p", ["7", "13"], 0.0)
+    offs = [(i, i + 1) for i in range(8)]
+    adv = t.segment_advantages("p", "7 12 15;", offs, 1.0, merge_threshold=1, lam=0.0, at="start")
+    # segments [0, 2) -> V({7,12}) - V({7}) = 0.5, [2, 8) -> R - V({7,12}) = 0
+    assert adv.tolist() == pytest.approx([0.5, 0.5] + [0.0] * 6)
+    lam1 = t.segment_advantages("p", "7 12 15;", offs, 1.0, merge_threshold=1, at="start")
+    assert float(lam1[0]) == pytest.approx(1.0 - t.value("p", ["7"]))  # root never used
+
+
+def test_leave_one_out_values_equal_a_table_without_that_rollout():
+    rollouts = [(["3", "5"], 1.0), (["3", "6"], 0.0), (["3", "5"], 0.0), (["4"], 1.0)]
+    full, states = NumcaTable(), [["3"], ["3", "5"]]
+    for nums, r in rollouts:
+        full.update("p", nums, r)
+    for i, (nums, r) in enumerate(rollouts):
+        others = NumcaTable()
+        for j, (n2, r2) in enumerate(rollouts):
+            if j != i:
+                others.update("p", n2, r2)
+        loo = full.path_values("p", states, fallback=0.5, unseen="fallback", exclude=(nums, r))
+        ref = others.path_values("p", states, fallback=0.5, unseen="fallback")
+        assert loo == pytest.approx(ref)
+
+
+def test_prior_shrinks_toward_the_parent_and_unseen_options():
+    t = NumcaTable()
+    t.update("p", ["3"], 1.0)
+    t.update("p", ["4"], 0.0)
+    assert t.path_values("p", [["3"]], prior=0.0) == [0.5, 1.0]
+    assert t.path_values("p", [["3"]], prior=1.0) == [0.5, 0.75]  # (1 + 0.5) / (1 + 1)
+    assert t.path_values("p", [["3"]], prior=1e9)[1] == pytest.approx(0.5)  # -> the parent
+    assert t.path_values("p", [["9"]]) == [0.5, 0.0]  # unseen: table value 0 (reference)
+    assert t.path_values("p", [["9"]], unseen="parent") == [0.5, 0.5]
+    assert t.path_values("p", [["9"]], 0.3, unseen="fallback") == [0.5, 0.3]
+    with pytest.raises(ValueError, match="unseen"):
+        t.path_values("p", [["9"]], unseen="nope")

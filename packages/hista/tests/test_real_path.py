@@ -103,7 +103,7 @@ def test_numca_offsets_from_fast_tokenizer(lm):
     text = "7 12 15;"
     offs = token_offsets(tok, text)
     assert offs == [(i, i + 1) for i in range(len(text))]
-    prov = NumcaAdvantages(merge_threshold=1)
+    prov = NumcaAdvantages(merge_threshold=1, update="after", at="end")
     g = RolloutGroup("q", [text, "8 12 16;"], [1.0, 0.0], [offs, offs])
     prov(g)  # first visit: root falls back to the group mean, then the table is updated
     assert prov.table.value("q", ["7"]) == 1.0 and prov.table.value("q", []) == 0.5

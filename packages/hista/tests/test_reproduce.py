@@ -5,9 +5,9 @@ from hista.reproduce import EXPERIMENT
 
 TINY = """
 sections:
-  sveb: {sft_steps: 5, problems: 3, group_size: 4, n_mc: 4, cases_per_problem: 1,
-         critic_problems: 2, critic_epochs: 1, variance_problems: 2}
-  rl: {sft_steps: 5, rl_steps: 1, rl_seeds: 1}
+  sveb: {sft_steps: 5, problems: 3, group_size: 4, n_mc: 4, cases_per_problem: 2,
+         critic_problems: 2, critic_epochs: 1, variance_problems: 2, seeds: 2}
+  rl: {sft_steps: 5, rl_steps: 1, rl_seeds: 2, rl_problems: 8}
   informativeness: {sft_steps: [0, 2], problems: 3, scales: [10.0]}
 """
 
@@ -25,15 +25,19 @@ def test_sections_write_tables_and_order_estimators(tmp_path):
     assert (tmp_path / "out" / "sveb_mae.png").is_file()
     sveb = report.sections["sveb"].tables
     assert [t.title for t in sveb][:2] == [
-        "SVEB-mini, policy rollouts",
-        "SVEB-mini, teacher rollouts (exact values)",
+        "SVEB-mini, policy rollouts (2 seeds)",
+        "SVEB-mini, teacher rollouts (exact values) (2 seeds)",
     ]
     teacher = {r["estimator"]: r for r in sveb[1].rows}
     assert teacher["oracle (exact value)"]["MAE vs exact"] == 0.0
     assert teacher["group mean (GRPO)"]["within-problem std"] == 0.0
+    assert teacher["group mean (GRPO)"]["seeds"] == 2
+    assert teacher["group mean (GRPO)"]["± 95% (V_MC)"] is not None
+    assert {"Numca (validated)", "Hista (validated)"} <= set(teacher)
     assert sveb[2].rows[-1]["value estimate"].startswith("oracle")
     rl = report.sections["rl"].tables[0].rows
-    assert {(r["loss"], r["advantage"]) for r in rl if r["trainer"] == "hista"} == {
-        (loss, adv) for loss in ("grpo", "dapo", "cispo") for adv in ("group", "numca", "hista")
-    }
+    assert [r["advantage"] for r in rl if r["trainer"] == "hista"] == [
+        "group", "numca (before)", "numca (loo)", "numca (after)", "hista", "critic",
+    ]  # fmt: skip
+    assert all(r["acc ± 95%"] is not None for r in rl)
     assert report.sections["informativeness"].tables[0].rows[0]["estimator"] == "group mean (GRPO)"

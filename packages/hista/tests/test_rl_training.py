@@ -88,3 +88,24 @@ def test_unscaled_advantages_are_reward_minus_value():
     assert all(float(a.abs().max()) == 0.0 for a in adv)
     adv = token_advantages("group", "p", ["1;", "2;"], [1.0, 0.0], [2, 2], scale=False)
     assert float(adv[0][0]) == pytest.approx(0.5) and float(adv[1][0]) == pytest.approx(-0.5)
+
+
+def test_numca_update_modes_before_loo_after():
+    offs = [[(i, i + 1) for i in range(4)]] * 2
+    resp, rs = ["7 9;", "8 9;"], [1.0, 0.0]
+    args = dict(offsets=offs, numca_at="end", numca_unseen="fallback", scale=False)
+    t = NumcaTable()
+    before = token_advantages("numca", "p", resp, rs, [4, 4], t, numca_update="before", **args)
+    # the group is in the table: each rollout's own state {7} / {8} carries its own reward,
+    # so after the first number the advantage is R - R = 0 (the self-reward of the reference)
+    assert float(before[0][1:].abs().max()) == 0.0 and t.value("p", []) == 0.5
+    t = NumcaTable()
+    loo = token_advantages("numca", "p", resp, rs, [4, 4], t, numca_update="loo", **args)
+    # leave-one-out: root = the other rollout's reward, {7} unseen without self -> group mean
+    assert float(loo[0][0]) == pytest.approx(1.0) and float(loo[0][1]) == pytest.approx(0.5)
+    assert t.value("p", ["7"]) == 1.0  # the table still holds the group afterwards
+    t = NumcaTable()
+    after = token_advantages("numca", "p", resp, rs, [4, 4], t, numca_update="after", **args)
+    assert float(after[0][0]) == pytest.approx(0.5) and t.value("p", ["8"]) == 0.0
+    with pytest.raises(ValueError, match="numca_update"):
+        token_advantages("numca", "p", resp, rs, [4, 4], t, numca_update="never")

@@ -8,10 +8,13 @@ for Hista, the policy's hidden states), return one advantage per response token.
 2. ``token_offsets``: character spans of a text's tokens; needs a *fast* tokenizer (offsets
    map Numca's number spans to token milestones).
 3. ``GroupMeanAdvantages``: ``A = (R - mean) / std`` on every token (GRPO).
-4. ``NumcaAdvantages``: segment GAE over number milestones with a persistent ``NumcaTable``;
-   the table is updated *after* the advantages are computed, so no rollout reads its own reward.
-   A response without any number has only the root segment: its advantage falls back to
-   ``R - V(root)`` (the group mean on a problem's first visit).
+4. ``NumcaAdvantages``: segment GAE over number milestones with a persistent ``NumcaTable``.
+   ``update`` says when the group enters the table (``NUMCA_UPDATES``): ``"before"`` the
+   advantages, as the authors' trainer does (every state of the group is then seen, and a
+   rollout's own reward is part of its values), ``"loo"`` before, but each rollout reads the
+   table without its own visit (leave-one-out: no self-reward), ``"after"`` (values only from
+   earlier steps). Milestones sit where a number starts (``at="start"``, the reference);
+   unseen states and an unseen root are worth the group mean (``unseen="fallback"``).
 5. ``HistaAdvantages``: node values ``[group mean, V_1..V_{m-1}]`` from inverse-distance k-NN over
    the *other* rollouts' hidden-state prefixes, then segment GAE (``A_i = R - V_i`` at λ = 1).
 6. ``VineAdvantages``: VinePPO-style Monte Carlo: at every Numca milestone, the mean reward of
@@ -51,6 +54,14 @@ def token_offsets(tokenizer, text: str) -> list[tuple[int, int]]:
 
 
 ADVANTAGES = ("group", "numca", "hista")
+#: When a group enters the Numca table: before its advantages (the reference), before with
+#: leave-one-out reads, or after.
+NUMCA_UPDATES = ("before", "loo", "after")
+
+
+def _numca_update(table: NumcaTable, problem_id: str, responses, rewards) -> None:
+    for resp, r in zip(responses, rewards, strict=True):
+        table.update(problem_id, [n for n, _ in extract_numbers(resp)], r)
 
 
 def _hista_advantages(
@@ -91,15 +102,25 @@ def token_advantages(
     eps: float = 1e-4,
     offsets: list[list[tuple[int, int]]] | None = None,
     scale: bool = True,
+    numca_update: str | None = None,
+    numca_at: str = "end",
+    numca_unseen: str = "table",
+    numca_loo: bool = False,
 ) -> list[torch.Tensor]:
     """Per-token advantages (one tensor of ``lengths[i]`` per rollout), group-std scaled.
 
     ``offsets[i]``: character span of each response token of rollout ``i`` (default: one token
     per character). ``scale=False`` returns the raw ``R - V`` advantages (no std division and
-    no zeroing of equal-reward groups), for diagnostics.
+    no zeroing of equal-reward groups), for diagnostics. Numca: ``numca_update`` (one of
+    ``NUMCA_UPDATES``, or ``None``: the caller updates the table) adds the group to ``table``
+    before or after the advantages (also for an equal-reward group); ``numca_at`` and
+    ``numca_unseen`` (``"fallback"``: the group mean) as in
+    :meth:`~hista.numca.NumcaTable.segment_advantages`.
     """
     if mode not in ADVANTAGES:
         raise ValueError(f"unknown advantage estimator {mode!r}; use one of {ADVANTAGES}")
+    if numca_update is not None and numca_update not in NUMCA_UPDATES:
+        raise ValueError(f"unknown numca_update {numca_update!r}; use one of {NUMCA_UPDATES}")
     if not len(responses) == len(rewards) == len(lengths) or len(responses) < 2:
         raise ValueError(
             f"need >= 2 rollouts with matching rewards and lengths, got "
@@ -111,6 +132,19 @@ def token_advantages(
         len(o) != n for o, n in zip(offsets, lengths, strict=True)
     ):
         raise ValueError("need one (start, end) span per response token of every rollout")
+    if mode == "numca" and numca_update is not None:
+        if table is None:
+            raise ValueError("numca advantages need a NumcaTable")
+        if numca_update in ("before", "loo"):
+            _numca_update(table, problem_id, responses, rewards)
+        out = token_advantages(
+            mode, problem_id, responses, rewards, lengths, table, None, None, lam,
+            merge_threshold, eps, offsets, scale, None, numca_at, numca_unseen,
+            numca_loo=numca_update == "loo",
+        )  # fmt: skip
+        if numca_update == "after":
+            _numca_update(table, problem_id, responses, rewards)
+        return out
     std = float(np.std(rewards, ddof=1))
     if scale and std == 0.0:  # dynamic sampling: no learning signal in this group
         return [torch.zeros(n) for n in lengths]
@@ -130,6 +164,9 @@ def token_advantages(
                 merge_threshold,
                 lam,
                 root_fallback=float(np.mean(rewards)),
+                at=numca_at,
+                unseen=numca_unseen,
+                exclude_self=numca_loo,
             )
             for resp, offs, r in zip(responses, offsets, rewards, strict=True)
         ]
@@ -228,39 +265,40 @@ class NumcaAdvantages:
     >>> g = RolloutGroup("p", ["7 9;", "8 9;"], [1.0, 0.0], [[(i, i + 1) for i in range(4)]] * 2)
     >>> len(prov(g)[0]), prov.table.value("p", ["7"])
     (4, 1.0)
+
+    Parameters
+    ----------
+    table: the persistent table (a fresh one by default). merge_threshold: milestones closer
+    than this many tokens merge (50 in the paper). lam: GAE lambda over segments. update:
+    ``"before"`` (the reference), ``"loo"`` or ``"after"`` (``NUMCA_UPDATES``). at: milestone
+    at a number's ``"start"`` (the reference) or ``"end"``. unseen: ``"fallback"`` (the group
+    mean), ``"table"`` (the table's ``unseen_value``, 0) or ``"parent"``.
     """
 
     name = "numca"
 
     def __init__(
-        self, table: NumcaTable | None = None, merge_threshold: int = 50, lam: float = 1.0
+        self,
+        table: NumcaTable | None = None,
+        merge_threshold: int = 50,
+        lam: float = 1.0,
+        update: str = "before",
+        at: str = "start",
+        unseen: str = "fallback",
     ):
+        if update not in NUMCA_UPDATES:
+            raise ValueError(f"unknown update {update!r}; use one of {NUMCA_UPDATES}")
         self.table = table if table is not None else NumcaTable()
         self.merge_threshold, self.lam = int(merge_threshold), float(lam)
+        self.update, self.at, self.unseen = update, at, unseen
 
     def __call__(self, group: RolloutGroup) -> list[torch.Tensor]:
-        rewards = [float(r) for r in group.rewards]
-        std = float(torch.tensor(rewards).std())
-        if std == 0.0:
-            adv = [torch.zeros(n) for n in group.lengths]
-        else:
-            mean = sum(rewards) / len(rewards)
-            adv = [
-                self.table.segment_advantages(
-                    group.problem_id,
-                    resp,
-                    offs,
-                    r,
-                    self.merge_threshold,
-                    self.lam,
-                    root_fallback=mean,
-                )
-                / (std + 1e-4)
-                for resp, offs, r in zip(group.responses, group.offsets, rewards, strict=True)
-            ]
-        for resp, r in zip(group.responses, rewards, strict=True):
-            self.table.update(group.problem_id, [n for n, _ in extract_numbers(resp)], r)
-        return adv
+        return token_advantages(
+            "numca", group.problem_id, group.responses, [float(r) for r in group.rewards],
+            group.lengths, self.table, lam=self.lam, merge_threshold=self.merge_threshold,
+            offsets=group.offsets, numca_update=self.update, numca_at=self.at,
+            numca_unseen=self.unseen,
+        )  # fmt: skip
 
 
 class HistaAdvantages:

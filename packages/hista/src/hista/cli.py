@@ -99,47 +99,81 @@ def sveb_evaluate(
     cases: Path,
     method: Literal["group", "numca", "vine", "oracle", "all"] = "all",
     vine_k: int = 4,
+    numca_prior: float = 0.0,
+    numca_unseen: Literal["table", "parent", "fallback"] = "table",
+    out: Path | None = None,
 ) -> None:
-    """Score the rollout-only estimators on an SVEB case file (MAE, Spearman, spread).
+    """Score the rollout-only estimators on SVEB states (MAE, Spearman, spread).
 
     Hista and the critic need the policy's hidden states; ``hista reproduce`` scores them.
 
     Args:
-        cases: JSON file written by ``hista sveb-generate``.
-        method: ``group``, ``numca``, ``vine``, ``oracle`` (teacher cases only) or ``all``.
+        cases: A JSON Lines file of your own states, one per line: ``problem``, ``prefix``,
+            ``pool`` (rollouts), ``pool_rewards``, ``mc_rewards`` (optional ``vine_rewards``,
+            ``exact``), or a ``.json`` file written by ``hista sveb-generate``.
+        method: ``group``, ``numca``, ``vine`` (needs ``vine_rewards``), ``oracle`` (needs
+            ``exact``) or ``all`` (those the file supports).
         vine_k: Continuations used by the VinePPO estimator.
+        numca_prior: Numca's shrinkage toward the parent state (0: the reference).
+        numca_unseen: Numca's value of an unseen state: ``table`` (0, the reference),
+            ``parent`` or ``fallback`` (the group mean).
+        out: Folder for ``result.json`` and ``results.md`` (optional).
     """
+    from icml26_shared.results import Table, atomic_write_text, ensure_writable_dir
+
     from .estimators import GroupMean, NumcaEstimator, Oracle, VineMC
-    from .sveb import evaluate, load_cases
+    from .sveb import SVEB_COLUMNS, evaluate, load_cases, load_jsonl_cases, sveb_row
 
     path = Path(cases)
     if not path.is_file():
         raise UsageError(f"case file {str(path)!r} does not exist")
+    if numca_prior < 0 or vine_k < 1:
+        raise UsageError(f"need numca_prior >= 0 and vine_k >= 1, got {numca_prior}, {vine_k}")
     try:
-        loaded = load_cases(path.read_text())
-    except (json.JSONDecodeError, TypeError, KeyError) as err:
+        text = path.read_text(encoding="utf-8")
+        loaded = load_cases(text) if text.lstrip().startswith("[") else load_jsonl_cases(text)
+    except (UnicodeDecodeError, json.JSONDecodeError, TypeError, KeyError, ValueError) as err:
         raise UsageError(f"{str(path)!r} is not an SVEB case file: {err}") from None
     if not loaded:
         raise UsageError(f"{str(path)!r} holds no cases")
+    if out is not None:
+        try:
+            ensure_writable_dir(out)
+        except Exception as err:  # noqa: BLE001 (one line for any unwritable folder)
+            raise UsageError(f"cannot write to {str(out)!r}: {err}") from None
     has_exact = all(c.exact is not None for c in loaded)
+    has_vine = min(len(c.vine_rewards) for c in loaded) >= vine_k
     if method == "oracle" and not has_exact:
-        raise UsageError(
-            "the oracle needs cases with exact values (sveb-generate --sampler teacher)"
-        )
-    table = {"group": [GroupMean()], "numca": [NumcaEstimator()], "vine": [VineMC(vine_k)]}
+        raise UsageError("the oracle needs an exact value on every line (field 'exact')")
+    if method == "vine" and not has_vine:
+        raise UsageError(f"vine needs >= {vine_k} vine_rewards on every line")
+    numca = NumcaEstimator(numca_prior, numca_unseen)
+    table = {"group": [GroupMean()], "numca": [numca], "vine": [VineMC(vine_k)]}
     table["oracle"] = [Oracle()]
     table["all"] = (
-        table["group"] + table["vine"] + table["numca"] + (table["oracle"] if has_exact else [])
+        table["group"]
+        + (table["vine"] if has_vine else [])
+        + table["numca"]
+        + (table["oracle"] if has_exact else [])
     )
-    if vine_k > min(len(c.vine_rewards) for c in loaded) and method in ("vine", "all"):
-        raise UsageError(f"vine_k={vine_k} exceeds the stored continuations per case")
-    print(f"{len(loaded)} cases from {path}")
+    problems = len({c.problem_id for c in loaded})
+    print(f"{len(loaded)} states of {problems} problems from {path}")
+    result = Table(
+        "SVEB", SVEB_COLUMNS, notes=f"{len(loaded)} states of {problems} problems from {path.name}"
+    )
     for est in table[method]:
         m = evaluate([est.predict(c) for c in loaded], loaded)
+        result.add_row(**sveb_row(est.name, m))
         line = f"  {est.name:24s} MAE vs V_MC {m['mae_mc']:.4f}"
         if "mae_exact" in m:
             line += f"  MAE vs exact {m['mae_exact']:.4f}"
-        print(line + f"  Spearman {m['spearman']:.3f}  within-std {m['within_std']:.4f}")
+        spread = "n/a" if m["within_std"] is None else f"{m['within_std']:.4f}"
+        spear = "n/a" if m["spearman"] != m["spearman"] else f"{m['spearman']:.3f}"
+        print(line + f"  Spearman {spear}  within-std {spread}")
+    if out is not None:
+        atomic_write_text(Path(out) / "result.json", json.dumps(result.to_dict(), indent=1))
+        atomic_write_text(Path(out) / "results.md", result.to_markdown())
+        print(f"wrote {Path(out) / 'result.json'} and results.md")
 
 
 def real_advantages(

@@ -2,7 +2,10 @@
 
 1. ``GroupMean``: the GRPO baseline, the mean pool reward (the same for every state).
 2. ``VineMC``: VinePPO-style Monte Carlo, the mean of ``K`` extra continuations of the prefix.
-3. ``NumcaEstimator``: a ``NumcaTable`` filled with the pool, read at the prefix's number set.
+3. ``NumcaEstimator``: a ``NumcaTable`` filled with the pool, read at the prefix's number set
+   (``prior`` / ``unseen``: the shrinkage toward the parent state and the value of an unseen
+   state of :meth:`~hista.numca.NumcaTable.path_values`; ``prior=0, unseen="table"`` is the
+   reference: the plain mean, 0 for an unseen state).
 4. ``HistaValue``: ``HistaEstimator`` over the pool's hidden-state nodes (``include_self``
    adds the source rollout's own prefixes, the reference code's behaviour).
 5. ``CriticValue``: a trained ``CriticModule`` on the encoder's state after the prefix.
@@ -115,14 +118,45 @@ class VineMC:
 
 
 class NumcaEstimator:
-    name = "Numca"
+    """Numca's value of an SVEB state from a table of the pool rollouts.
+
+    Parameters
+    ----------
+    prior: pseudo-visits shrinking a state's mean toward its parent's value (0: reference).
+    unseen: ``"table"`` (0, the reference), ``"parent"`` or ``"fallback"`` (the group mean).
+    name: row label.
+
+    Reference: Chen et al., "Hista and Numca", ICML 2026 (arXiv 2605.29782), Numca.
+
+    Examples
+    --------
+    >>> from hista.sveb import SvebCase
+    >>> case = SvebCase(0, (1, 2), ["3 5;", "4 6;"], [1.0, 0.0], "3 5;", 1.0, "3 ", [1.0], [])
+    >>> NumcaEstimator().predict(case), NumcaEstimator(prior=1.0).predict(case)
+    (1.0, 0.75)
+    """
+
+    def __init__(self, prior: float = 0.0, unseen: str = "table", name: str | None = None):
+        self.prior, self.unseen = float(prior), unseen
+        self.name = name or (
+            "Numca"
+            if prior == 0 and unseen == "table"
+            else f"Numca (prior {prior:g}, unseen: {unseen})"
+        )
 
     def predict(self, case: SvebCase) -> float:
         table = NumcaTable()
+        pid = str(case.problem_id)
         for resp, r in zip(case.pool, case.pool_rewards, strict=True):
-            table.update(str(case.problem_id), [n for n, _ in extract_numbers(resp)], r)
-        nums = [n for n, _ in extract_numbers(case.prefix, drop_last=False)]
-        return table.value(str(case.problem_id), nums)
+            table.update(pid, [n for n, _ in extract_numbers(resp)], r)
+        seen: list[str] = []
+        states = []
+        for n, _ in extract_numbers(case.prefix, drop_last=False):
+            if str(int(n)) not in seen:
+                seen.append(str(int(n)))
+                states.append(list(seen))
+        group = float(np.mean(case.pool_rewards))
+        return table.path_values(pid, states, group, self.unseen, self.prior)[-1]
 
 
 class HistaValue:

@@ -77,14 +77,24 @@ def downsample(h: torch.Tensor, mean_window: int) -> torch.Tensor:
     return torch.stack([c.mean(0) for c in torch.split(h, mean_window)])
 
 
-def prefix_chamfer_batch(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+DISTANCES = ("longer", "symmetric")
+
+
+def prefix_chamfer_batch(
+    a: torch.Tensor, b: torch.Tensor, distance: str = "longer"
+) -> torch.Tensor:
     """(Na, Nb, La, Lb) prefix Chamfer distances of every pair of sequences in two batches.
 
     ``a``: (Na, La, H), ``b``: (Nb, Lb, H). ``D[x, y, i-1, j-1] = dist(a[x, :i], b[y, :j])``:
     one batched ``cdist``, then ``cummin`` over the other prefix and ``cumsum`` over the own
     prefix (no per-prefix recomputation). Right padding leaves the entries of the valid
-    prefixes unchanged (each depends only on positions ``< i`` and ``< j``).
+    prefixes unchanged (each depends only on positions ``< i`` and ``< j``). ``distance``:
+    ``"longer"`` (the reference: the mean over the longer prefix only, so the shorter
+    prefix's positions that match nothing are not counted) or ``"symmetric"`` (the mean of
+    both one-sided means at every pair: the classic symmetric Chamfer distance).
     """
+    if distance not in DISTANCES:
+        raise ValueError(f"unknown distance {distance!r}; use one of {DISTANCES}")
     if a.ndim != 3 or b.ndim != 3 or a.shape[2] != b.shape[2]:
         raise ValueError(
             f"need (Na, La, H) and (Nb, Lb, H) embeddings, got {tuple(a.shape)}, {tuple(b.shape)}"
@@ -96,11 +106,13 @@ def prefix_chamfer_batch(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     # a-side: mean_{p < i} min_{q < j} d[p, q]; b-side the same with the roles swapped
     a_side = d.cummin(-1).values.cumsum(-2) / ia
     b_side = d.cummin(-2).values.cumsum(-1) / jb
+    if distance == "symmetric":
+        return (a_side + b_side) / 2
     return torch.where(ia > jb, a_side, torch.where(ia < jb, b_side, (a_side + b_side) / 2))
 
 
-def prefix_chamfer(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """(La, Lb) matrix ``D[i-1, j-1] = dist(a[:i], b[:j])`` of one-sided Chamfer distances.
+def prefix_chamfer(a: torch.Tensor, b: torch.Tensor, distance: str = "longer") -> torch.Tensor:
+    """(La, Lb) matrix ``D[i-1, j-1] = dist(a[:i], b[:j])`` of prefix Chamfer distances.
 
     Examples
     --------
@@ -112,7 +124,7 @@ def prefix_chamfer(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         raise ValueError(
             f"need (La, H) and (Lb, H) embeddings, got {tuple(a.shape)}, {tuple(b.shape)}"
         )
-    return prefix_chamfer_batch(a[None], b[None])[0, 0]
+    return prefix_chamfer_batch(a[None], b[None], distance)[0, 0]
 
 
 def pad_embeddings(embs: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -171,7 +183,8 @@ class HistaEstimator:
     when ``min_k`` is set). min_k: ``None`` for a fixed ``k``; else the reference's schedule
     ``k_i = k - floor((k - min_k) / m) * i`` over the ``m`` intermediate nodes of a rollout
     (``group_values``). include_self: also keep the query rollout's own nodes no longer than the
-    query (the reference code's self-reward leak).
+    query (the reference code's self-reward leak). distance: ``"longer"`` (the reference's
+    one-sided prefix Chamfer distance) or ``"symmetric"`` (:func:`prefix_chamfer_batch`).
 
     Reference: Chen et al., "Hista and Numca", ICML 2026 (arXiv 2605.29782), Hista.
 
@@ -192,10 +205,13 @@ class HistaEstimator:
     include_self: bool = False
     ema_init: str = "standard"
     min_k: int | None = None
+    distance: str = "longer"
 
     def __post_init__(self) -> None:
         if self.min_distance <= 0 or self.temperature <= 0 or self.k < 1 or self.min_interval < 1:
             raise ValueError("min_distance, temperature must be > 0 and k, min_interval >= 1")
+        if self.distance not in DISTANCES:
+            raise ValueError(f"unknown distance {self.distance!r}; use one of {DISTANCES}")
         if self.min_k is not None and not 1 <= self.min_k <= self.k:
             raise ValueError(f"need 1 <= min_k <= k (max_k), got {self.min_k}, {self.k}")
 
@@ -268,7 +284,9 @@ class HistaEstimator:
         values = torch.zeros(g, length)
         for lo in range(0, g, chunk):
             q = torch.arange(lo, min(g, lo + chunk))
-            d = prefix_chamfer_batch(emb[q], emb)  # (c, G, L, L): query (i, n), pool (j, m)
+            d = prefix_chamfer_batch(
+                emb[q], emb, self.distance
+            )  # (c, G, L, L): query (i, n), pool (j, m)
             keep = node[None, :, None, :].expand(len(q), g, length, length).clone()
             own = q[:, None] == torch.arange(g)[None]  # (c, G)
             keep[own] = False
@@ -312,7 +330,7 @@ class HistaEstimator:
         emb, lens = pad_embeddings([e.float() for e in items])  # (N, L, H)
         if query.ndim != 2 or query.shape[1] != emb.shape[2]:
             raise ValueError(f"query must be (Lq, {emb.shape[2]}), got {tuple(query.shape)}")
-        row = prefix_chamfer_batch(query.float()[None], emb)[0, :, lq - 1]  # (N, L)
+        row = prefix_chamfer_batch(query.float()[None], emb, self.distance)[0, :, lq - 1]  # (N, L)
         dists, labs = [], []
         for idx, lab in enumerate(labels):
             nodes = self.nodes(int(lens[idx]))

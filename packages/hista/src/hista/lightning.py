@@ -30,11 +30,11 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, IterableDataset, TensorDataset
 
-from .advantage_provider import token_advantages, token_offsets
+from .advantage_provider import NUMCA_UPDATES, token_advantages, token_offsets
 from .arith_chain import NoisyTeacher, Problem, reward, sample_problems
 from .critic import rollout_features
 from .hista_knn import HistaEstimator
-from .numca import NumcaTable, extract_numbers
+from .numca import NumcaTable
 from .policy import ARITH_POLICY, CausalLMPolicy, sft_loss
 from .rl_training import LOSSES, RL_ADVANTAGES, load_policy_weights, pad_ids, policy_loss
 
@@ -314,6 +314,10 @@ class PolicyRLModule(pl.LightningModule):
     continuations at every number milestone; ``critic``: a PPO value head on the last hidden
     state, regressed onto the rewards after each step at ``critic_lr``), then
     ``num_iterations`` optimiser steps of the ``loss_type`` surrogate. Validation/test: held-out accuracy (``val/accuracy``).
+    Numca's persistent table takes each group ``numca_update`` = ``"before"`` its advantages
+    (the authors' trainer), ``"loo"`` (before, each rollout reading it without its own visit)
+    or ``"after"``; milestones at a number's start (``numca_at``, the reference); unseen states
+    worth the group mean (``numca_unseen="fallback"``).
     The policy is the tiny Qwen2 LM (``hidden``, ``layers``, ``heads``) or ``model_id`` (a Hub
     id such as ``Qwen/Qwen2.5-0.5B``); ``sft_checkpoint`` loads SFT weights, else ``sft_steps``
     of teacher-forced warm start run at the start of ``fit`` (one step under ``fast_dev_run``).
@@ -352,10 +356,20 @@ class PolicyRLModule(pl.LightningModule):
         hista_k: int = 16,
         vine_k: int = 4,
         critic_lr: float = 3e-3,
+        numca_update: str = "before",
+        numca_at: str = "start",
+        numca_unseen: str = "fallback",
         seed: int = 0,
         policy: CausalLMPolicy | None = None,
     ):
         super().__init__()
+        if numca_update not in NUMCA_UPDATES:
+            raise ValueError(f"unknown numca_update {numca_update!r}; use one of {NUMCA_UPDATES}")
+        if numca_at not in ("start", "end") or numca_unseen not in ("table", "fallback", "parent"):
+            raise ValueError(
+                f"need numca_at in (start, end) and numca_unseen in (table, fallback, parent), "
+                f"got {numca_at!r}, {numca_unseen!r}"
+            )
         if advantage not in RL_ADVANTAGES:
             raise ValueError(
                 f"unknown advantage estimator {advantage!r}; use one of {RL_ADVANTAGES}"
@@ -531,12 +545,12 @@ class PolicyRLModule(pl.LightningModule):
                         self.hista,
                         hp.lam,
                         offsets=offs,
+                        numca_update=hp.numca_update,  # the group enters the table before /
+                        numca_at=hp.numca_at,  # after its advantages, or before with
+                        numca_unseen=hp.numca_unseen,  # leave-one-out reads
                     )
                 )
             row += g
-        for p, outs, rs, *_ in info:  # the table learns after the step (no self-leak)
-            for o, r in zip(outs, rs, strict=True):
-                self.table.update(p.prompt, [n for n, _ in extract_numbers(o)], r)
         self.adv_seconds.append(time.process_time() - t_adv)
         pol.train()
         adv = torch.zeros(ids.shape[0], ids.shape[1] - 1)

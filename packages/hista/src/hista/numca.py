@@ -8,8 +8,19 @@
    the reference) for unseen states; the root ``V(empty set)`` is the all-time mean reward.
    A response with no number only visits the root, so its value falls back to the root value.
 4. ``merge_close_positions``: milestones (token positions of new numbers) scanned backwards;
-   one less than ``threshold`` tokens before the next is moved onto it.
-5. ``NumcaTable.segment_advantages``: segment values through ``segment_gae``.
+   one less than ``threshold`` tokens before the next is moved onto it. ``milestones(...,
+   at="start")`` puts a milestone on the token where a new number *starts* (the reference's
+   ``match.start()``; the number's state then holds from its first digit), ``at="end"`` on
+   the first token after it.
+5. ``NumcaTable.path_values``: the values along one response's path of states, with three
+   options beyond the reference (all off by default): ``exclude`` removes one rollout's own
+   contribution (leave-one-out), ``unseen`` chooses what an unseen state is worth (``"table"``:
+   ``unseen_value``, 0 as in the reference; ``"fallback"``: the given fallback, e.g. the group
+   mean; ``"parent"``: the value of the previous state on the path) and ``prior`` shrinks a
+   state's empirical mean toward its parent's value,
+   ``V(s) = (reward_sum + prior * V(parent)) / (count + prior)`` (a Beta prior centred on the
+   parent; ``prior = 0`` is the reference's plain mean).
+6. ``NumcaTable.segment_advantages``: segment values through ``segment_gae``.
 
 The table is keyed by problem id and persists across calls (``to_json`` / ``from_json``).
 """
@@ -27,8 +38,8 @@ from .segment_gae import segment_gae
 _NUM = re.compile(r"\d+")
 
 
-def extract_numbers(text: str, drop_last: bool = True) -> list[tuple[str, int]]:
-    """Numbers of ``text`` with the character offset where each ends.
+def extract_numbers(text: str, drop_last: bool = True, at: str = "end") -> list[tuple[str, int]]:
+    """Numbers of ``text`` with the character offset where each ends (``at="start"``: starts).
 
     Examples
     --------
@@ -36,8 +47,12 @@ def extract_numbers(text: str, drop_last: bool = True) -> list[tuple[str, int]]:
     [('7', 1), ('12', 4)]
     >>> extract_numbers("7 12 15;", drop_last=False)[-1]
     ('15', 7)
+    >>> extract_numbers("7 12 15;", at="start")
+    [('7', 0), ('12', 2)]
     """
-    found = [(m.group(), m.end()) for m in _NUM.finditer(text)]
+    if at not in ("start", "end"):
+        raise ValueError(f"at must be 'start' or 'end', got {at!r}")
+    found = [(m.group(), m.start() if at == "start" else m.end()) for m in _NUM.finditer(text)]
     return found[:-1] if drop_last and found else found
 
 
@@ -64,14 +79,16 @@ def merge_close_positions(positions: list[int], threshold: int) -> list[int]:
 
 
 def milestones(
-    response: str, offsets: list[tuple[int, int]], merge_threshold: int = 50
+    response: str, offsets: list[tuple[int, int]], merge_threshold: int = 50, at: str = "end"
 ) -> list[tuple[int, list[str]]]:
     """Milestones of a response: ``(token index, numbers seen so far)``, merged, increasing.
 
-    A milestone is the first token after a *new* number (the final answer excluded, as is a
-    number ending on the last token); ``offsets`` is the character span of every token (a fast
-    tokenizer's ``offset_mapping``). Milestones less than ``merge_threshold`` tokens before the
-    next are moved onto it (the later state wins). The root (token 0) is not listed.
+    ``at="end"``: a milestone is the first token after a *new* number (a number ending on the
+    last token is not one); ``at="start"`` (the reference): the token holding the new number's
+    first character (token 0 included: that state then replaces the root). The final answer
+    is excluded; ``offsets`` is the character span of every token (a fast tokenizer's
+    ``offset_mapping``). Milestones less than ``merge_threshold`` tokens before the next are
+    moved onto it (the later state wins). With ``at="end"`` the root (token 0) is not listed.
 
     Examples
     --------
@@ -79,21 +96,26 @@ def milestones(
     [(1, ['7']), (4, ['7', '12'])]
     >>> milestones("7 12 15;", [(i, i + 1) for i in range(8)], merge_threshold=50)
     [(4, ['7', '12'])]
+    >>> milestones("7 12 15;", [(i, i + 1) for i in range(8)], merge_threshold=1, at="start")
+    [(0, ['7']), (2, ['7', '12'])]
     """
     ends = [e for _, e in offsets]
     seen: list[str] = []
     positions, states = [], []
-    for num, char_end in extract_numbers(response):
+    for num, char_at in extract_numbers(response, at=at):
         if str(int(num)) in seen:
             continue
         seen.append(str(int(num)))
-        tok = next((i for i, e in enumerate(ends) if e >= char_end), len(ends) - 1) + 1
+        if at == "start":  # the token that holds the number's first character
+            tok = next((i for i, e in enumerate(ends) if e > char_at), len(ends))
+        else:
+            tok = next((i for i, e in enumerate(ends) if e >= char_at), len(ends) - 1) + 1
         if tok < len(ends):
             positions.append(tok)
             states.append(list(seen))
     out: list[tuple[int, list[str]]] = []
     for pos, st in zip(merge_close_positions(positions, merge_threshold), states, strict=True):
-        if pos == 0:
+        if pos == 0 and at == "end":
             continue
         if out and out[-1][0] == pos:  # merged: the later state wins
             out[-1] = (pos, st)
@@ -142,6 +164,72 @@ class NumcaTable:
         cell = self.counts.get(problem_id, {}).get(state_key(numbers))
         return self.unseen_value if cell is None else cell[1] / cell[0]
 
+    def path_values(
+        self,
+        problem_id: str,
+        states: list[list[str]],
+        fallback: float | None = None,
+        unseen: str = "table",
+        prior: float = 0.0,
+        exclude: tuple[list[str], float] | None = None,
+    ) -> list[float]:
+        """Values of the root and of each state in ``states`` (one response's path, in order).
+
+        ``exclude = (numbers, reward)``: leave that rollout's own contribution out of every
+        state on its path (leave-one-out; a state only it visited becomes unseen). ``unseen``:
+        ``"table"`` (``unseen_value``, the reference), ``"fallback"`` (``fallback``) or
+        ``"parent"`` (the previous value on the path). ``prior``: shrink each state's mean
+        toward its parent's value with this many pseudo-visits (0: the reference). An unseen
+        root is worth ``fallback`` when one is given.
+
+        Examples
+        --------
+        >>> t = NumcaTable()
+        >>> t.update("p", ["7"], 1.0); t.update("p", ["8"], 0.0)
+        >>> t.path_values("p", [["7"]])
+        [0.5, 1.0]
+        >>> t.path_values("p", [["7"]], prior=1.0)
+        [0.5, 0.75]
+        >>> t.path_values("p", [["7"]], fallback=0.5, unseen="fallback", exclude=(["7"], 1.0))
+        [0.0, 0.5]
+        """
+        if unseen not in ("table", "fallback", "parent"):
+            raise ValueError(f"unseen must be 'table', 'fallback' or 'parent', got {unseen!r}")
+        if prior < 0:
+            raise ValueError(f"prior must be >= 0, got {prior}")
+        if unseen == "fallback" and fallback is None:
+            raise ValueError("unseen='fallback' needs a fallback value")
+        table = self.counts.get(problem_id, {})
+        own: set[str] = set()
+        own_r = 0.0
+        if exclude is not None:
+            numbers, own_r = exclude
+            seen: list[str] = []
+            own.add(state_key(seen))
+            for n in numbers:
+                if str(int(n)) not in seen:
+                    seen.append(str(int(n)))
+                    own.add(state_key(seen))
+
+        def stats(key: str) -> tuple[float, float]:
+            cell = table.get(key, [0.0, 0.0])
+            if key in own:
+                return cell[0] - 1, cell[1] - float(own_r)
+            return cell[0], cell[1]
+
+        n, s = stats(state_key([]))
+        unseen_root = self.unseen_value if fallback is None else float(fallback)
+        root = s / n if n > 0 else unseen_root
+        out = [root]
+        for st in states:
+            n, s = stats(state_key(st))
+            if n <= 0:
+                v = {"table": self.unseen_value, "fallback": fallback, "parent": out[-1]}[unseen]
+            else:
+                v = (s + prior * out[-1]) / (n + prior)
+            out.append(float(v))
+        return out
+
     def segment_advantages(
         self,
         problem_id: str,
@@ -151,12 +239,20 @@ class NumcaTable:
         merge_threshold: int = 50,
         lam: float = 1.0,
         root_fallback: float | None = None,
+        at: str = "end",
+        unseen: str = "table",
+        prior: float = 0.0,
+        exclude_self: bool = False,
     ) -> torch.Tensor:
         """Per-token advantages of a response (``offsets``: character span of each token).
 
-        A milestone is the first token after a new number; segment ``i`` starts there and its
-        value is ``V(numbers so far)``. The first segment starts at 0 with ``V(root)``;
-        ``root_fallback`` (e.g. the current group mean) replaces an unseen root.
+        A milestone is the first token after a new number (``at="start"``: the token where it
+        starts, the reference); segment ``i`` starts there and its value is ``V(numbers so
+        far)``. The first segment starts at 0 with ``V(root)`` (with ``at="start"`` and a number
+        on token 0, that state's value instead); ``root_fallback`` (e.g. the current group
+        mean) replaces an unseen root and, with ``unseen="fallback"``, unseen states.
+        ``exclude_self``: leave this response's own visit out of the table's counts
+        (leave-one-out, when the table already holds it). ``prior``: see :meth:`path_values`.
         """
         if not offsets:
             raise ValueError("empty response: no tokens to assign advantages to")
@@ -164,14 +260,16 @@ class NumcaTable:
             raise ValueError(
                 f"offsets cover {offsets[-1][1]} characters, response has {len(response)}"
             )
-        marks = milestones(response, offsets, merge_threshold)
-        root = self.value(problem_id, [])
-        if root_fallback is not None and state_key([]) not in self.counts.get(problem_id, {}):
-            root = float(root_fallback)
-        boundaries, values = [0], [root]
-        for pos, st in marks:
-            boundaries.append(pos)
-            values.append(self.value(problem_id, st))
+        marks = milestones(response, offsets, merge_threshold, at=at)
+        exclude = None
+        if exclude_self:
+            exclude = ([n for n, _ in extract_numbers(response)], float(final_reward))
+        values = self.path_values(
+            problem_id, [st for _, st in marks], root_fallback, unseen, prior, exclude
+        )
+        boundaries = [0] + [pos for pos, _ in marks]
+        if len(boundaries) > 1 and boundaries[1] == 0:  # a state from token 0 on: no root segment
+            boundaries, values = boundaries[1:], values[1:]
         return segment_gae(torch.tensor(values), boundaries, len(offsets), final_reward, lam)
 
     def to_json(self) -> str:

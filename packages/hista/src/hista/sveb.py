@@ -110,6 +110,79 @@ def load_cases(text: str) -> list[SvebCase]:
     return [SvebCase(**{**d, "terms": tuple(d["terms"])}) for d in json.loads(text)]
 
 
+#: Fields of one line of a user's SVEB JSONL file (``load_jsonl_cases``).
+JSONL_REQUIRED = ("problem", "prefix", "pool", "pool_rewards", "mc_rewards")
+
+
+def load_jsonl_cases(text: str) -> list[SvebCase]:
+    """SVEB states of any task from JSON Lines, one state per line.
+
+    Each line: ``problem`` (an id or the problem text: states of one problem share it),
+    ``prefix`` (the cut response), ``pool`` (the G rollouts of the problem) with
+    ``pool_rewards``, and ``mc_rewards`` (rewards of continuations of the prefix: the target
+    ``V_MC`` is their mean); optional ``vine_rewards`` (extra continuations for VinePPO) and
+    ``exact`` (a known value). Rewards lie in [0, 1]. A malformed line raises ``ValueError``
+    naming it.
+
+    Examples
+    --------
+    >>> line = ('{"problem": "q1", "prefix": "x = 4, ", "pool": ["x = 4, y = 6", "x = 5, y = 7"],'
+    ...         ' "pool_rewards": [1, 0], "mc_rewards": [1, 1, 0]}')
+    >>> c = load_jsonl_cases(line)[0]
+    >>> c.problem_id, round(c.target, 3), c.pool_rewards
+    ('q1', 0.667, [1.0, 0.0])
+    """
+    cases = []
+    for no, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            d = json.loads(raw)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"line {no} is not JSON ({err.msg})") from None
+        if not isinstance(d, dict):
+            raise ValueError(f"line {no} is not a JSON object")
+        missing = [k for k in JSONL_REQUIRED if k not in d]
+        if missing:
+            raise ValueError(f"line {no} lacks {', '.join(missing)}")
+
+        def rewards(key, need=True, d=d, no=no):
+            v = d.get(key, [])
+            if not isinstance(v, list) or (need and not v):
+                raise ValueError(f"line {no}: {key} must be a non-empty list of numbers")
+            try:
+                out = [float(x) for x in v]
+            except (TypeError, ValueError):
+                raise ValueError(f"line {no}: {key} must hold numbers") from None
+            if any(not 0.0 <= x <= 1.0 for x in out):  # also rejects NaN
+                raise ValueError(f"line {no}: {key} must lie in [0, 1]")
+            return out
+
+        pool = d["pool"]
+        if not isinstance(pool, list) or not all(isinstance(x, str) for x in pool):
+            raise ValueError(f"line {no}: pool must be a list of strings")
+        pool_r = rewards("pool_rewards")
+        if len(pool) != len(pool_r) or len(pool) < 2:
+            raise ValueError(
+                f"line {no}: {len(pool)} pool rollouts for {len(pool_r)} rewards (need equal, >= 2)"
+            )
+        if not isinstance(d["prefix"], str) or not isinstance(d["problem"], (str, int)):
+            raise ValueError(f"line {no}: prefix must be a string, problem a string or integer")
+        exact = d.get("exact")
+        if exact is not None and not (isinstance(exact, (int, float)) and 0 <= exact <= 1):
+            raise ValueError(f"line {no}: exact must be a number in [0, 1]")
+        cases.append(
+            SvebCase(
+                str(d["problem"]), (), list(pool), pool_r, d["prefix"], float("nan"),
+                d["prefix"], rewards("mc_rewards"), rewards("vine_rewards", need=False),
+                None if exact is None else float(exact),
+            )
+        )  # fmt: skip
+    if not cases:
+        raise ValueError("no SVEB states in the file")
+    return cases
+
+
 def spearman(x, y) -> float:
     """Spearman rank correlation (average ranks for ties); nan if either side is constant."""
 
@@ -145,7 +218,8 @@ def evaluate(predictions, cases: list[SvebCase]) -> dict[str, float]:
     for p, c in zip(pred, cases, strict=True):
         groups.setdefault(c.problem_id, []).append(p)
     spreads = [np.std(v) for v in groups.values() if len(v) > 1]
-    out["within_std"] = float(np.mean(spreads)) if spreads else float("nan")
+    # undefined with one case per problem (None: a blank cell, "n/a" on the command line)
+    out["within_std"] = float(np.mean(spreads)) if spreads else None
     return out
 
 
@@ -201,7 +275,7 @@ def sveb_table(title: str, cases: list[SvebCase], estimators, notes: str = ""):
     table = Table(title, SVEB_COLUMNS, notes=notes)
     for est in progress(estimators, desc=title):
         table.add_row(**sveb_row(est.name, evaluate([est.predict(c) for c in cases], cases)))
-    for m in (1, 2, 4, 8):
+    for m in (m for m in (1, 2, 4, 8) if m <= min(len(c.mc_rewards) for c in cases)):
         table.add_row(**sveb_row(f"noise floor: V_MC with M={m}", noise_floor(cases, m)))
     return table
 

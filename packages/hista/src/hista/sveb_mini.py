@@ -10,9 +10,12 @@ Chen et al., ICML 2026 (arXiv 2605.29782), SVEB (research notes C1) at CPU scale
 
 trains a PPO-style critic (:func:`~hista.lightning.train_critic`, value head on the frozen
 policy) on labelled rollouts of problems outside the benchmark for each ("ppo-1"), and scores
-group mean, critic, VinePPO MC (K=2, 4), Numca, Hista (disjoint pool and the reference's
-``include_self``), Hista on informative states and, on (b), the exact oracle, plus the MC noise
-floor (:func:`~hista.sveb.sveb_table`).
+group mean, critic, VinePPO MC (K=2, 4), Numca and Hista as the reference runs them, Numca and
+Hista with their options chosen on a *validation split* (other problems, same sampler:
+:func:`select_on_validation` over :data:`NUMCA_GRID` and :data:`HISTA_GRID`), Hista on
+informative states and, on (b), the exact oracle, plus the MC noise floor
+(:func:`~hista.sveb.sveb_table`). :func:`seed_summary` condenses the tables of several seeds
+into means with 95 % t-intervals.
 """
 
 from __future__ import annotations
@@ -35,29 +38,116 @@ from .estimators import (
 from .hista_knn import ARITH_HISTA, HistaEstimator
 from .lightning import CriticModule, train_critic
 from .policy import CausalLMPolicy
-from .sveb import build_cases, sveb_table
+from .sveb import build_cases, evaluate, sveb_table
 
 POLICY_ROLLOUTS = "policy rollouts"
 TEACHER_ROLLOUTS = "teacher rollouts (exact values)"
 
 
-def sveb_estimators(enc: Encoder, critic: CriticModule, exact: bool) -> list:
-    """The estimators of the SVEB-mini tables (the oracle only where exact values exist)."""
+#: Numca options tried on the validation split: (prior pseudo-visits, value of unseen states).
+NUMCA_GRID = [(p, u) for p in (0.0, 1.0, 4.0, 16.0) for u in ("table", "parent")]
+#: Hista options tried on the validation split (the rest of ``ARITH_HISTA`` kept).
+HISTA_GRID = [
+    {"distance": d, "k": k, "min_distance": m}
+    for d in ("longer", "symmetric")
+    for k in (16, 64)
+    for m in (0.05, 1.0)
+]
+
+
+def select_on_validation(candidates: list, val_cases: list) -> tuple[object, float]:
+    """The candidate estimator with the lowest MAE vs ``V_MC`` on ``val_cases``, and that MAE.
+
+    >>> from hista.sveb import SvebCase
+    >>> class Const:
+    ...     def __init__(self, v): self.v = v
+    ...     def predict(self, case): return self.v
+    >>> cases = [SvebCase(0, (1, 2), ["3;"], [1.0], "3;", 1.0, "", [0.2], [])]
+    >>> best, mae = select_on_validation([Const(0.9), Const(0.3)], cases)
+    >>> best.v, round(mae, 3)
+    (0.3, 0.1)
+    """
+    if not candidates or not val_cases:
+        raise ValueError("need candidates and validation cases")
+    scored = [(evaluate([c.predict(x) for x in val_cases], val_cases)["mae_mc"], i) for i, c in
+              enumerate(candidates)]  # fmt: skip
+    mae, best = min(scored)
+    return candidates[best], float(mae)
+
+
+def sveb_estimators(
+    enc: Encoder, critic: CriticModule, exact: bool, val_cases: list | None = None
+) -> tuple[list, list[str]]:
+    """The estimators of the SVEB-mini tables (the oracle only where exact values exist).
+
+    With ``val_cases`` (same sampler, other problems) Numca's and Hista's options are chosen
+    there; the second return value says what was chosen.
+    """
     ests = [
         GroupMean(),
         CriticValue(enc, critic),
         VineMC(2),
         VineMC(4),
-        NumcaEstimator(),
-        HistaValue(enc, HistaEstimator(**ARITH_HISTA)),
-        HistaValue(enc, HistaEstimator(**ARITH_HISTA, include_self=True)),
+        NumcaEstimator(name="Numca (reference: plain means, unseen = 0)"),
+        HistaValue(enc, HistaEstimator(**ARITH_HISTA), "Hista (reference distance, fixed k)"),
+    ]
+    chosen = []
+    hista_kw = dict(ARITH_HISTA)
+    if val_cases:
+        numca, mae = select_on_validation([NumcaEstimator(p, u) for p, u in NUMCA_GRID], val_cases)
+        ests.append(NumcaEstimator(numca.prior, numca.unseen, "Numca (validated)"))
+        chosen.append(f"Numca: prior {numca.prior:g}, unseen {numca.unseen} (val MAE {mae:.3f})")
+        cands = [HistaValue(enc, HistaEstimator(**{**ARITH_HISTA, **g})) for g in HISTA_GRID]
+        hista, mae = select_on_validation(cands, val_cases)
+        hista_kw = {**ARITH_HISTA, **{k: getattr(hista.est, k) for k in HISTA_GRID[0]}}
+        ests.append(HistaValue(enc, HistaEstimator(**hista_kw), "Hista (validated)"))
+        chosen.append(
+            "Hista: " + ", ".join(f"{k} {hista_kw[k]}" for k in HISTA_GRID[0])
+            + f" (val MAE {mae:.3f})"
+        )  # fmt: skip
+    ests.append(
         HistaValue(
             InformativeEncoder(enc, INFORMATIVE_SCALE),
-            HistaEstimator(**ARITH_HISTA),
+            HistaEstimator(**hista_kw),
             "Hista, informative states (+ planted wrong-sum coordinate)",
-        ),
-    ]
-    return ests + ([Oracle()] if exact else [])
+        )
+    )
+    return ests + ([Oracle()] if exact else []), chosen
+
+
+def seed_summary(title: str, per_seed: list, notes: str = ""):
+    """Mean and 95 % t-interval half-width over seeds of each row of per-seed SVEB tables."""
+    from icml26_shared.results import Table
+
+    from .rl_comparison import t_interval
+
+    cols = ["estimator", "MAE vs V_MC", "± 95% (V_MC)", "MAE vs exact", "± 95% (exact)",
+            "Spearman", "within-problem std", "seeds"]  # fmt: skip
+    table = Table(title, cols, notes=notes)
+    n = len(per_seed)
+    ci = t_interval
+
+    for i, row in enumerate(per_seed[0].rows):
+        rows = [t.rows[i] for t in per_seed]
+        mc = [r["MAE vs V_MC"] for r in rows]
+        ex = [r["MAE vs exact"] for r in rows if r["MAE vs exact"] is not None]
+        table.add_row(
+            estimator=row["estimator"],
+            **{
+                "MAE vs V_MC": float(np.mean(mc)),
+                "± 95% (V_MC)": ci(mc),
+                "MAE vs exact": float(np.mean(ex)) if len(ex) == n else None,
+                "± 95% (exact)": ci(ex) if len(ex) == n else None,
+                "Spearman": float(np.nanmean([r["Spearman"] for r in rows])),
+                "within-problem std": (
+                    None
+                    if any(r["within-problem std"] is None for r in rows)
+                    else float(np.mean([r["within-problem std"] for r in rows]))
+                ),
+                "seeds": n,
+            },
+        )
+    return table
 
 
 def sveb_mini(
@@ -69,8 +159,10 @@ def sveb_mini(
     critic_problems: int,
     critic_epochs: int,
     seed: int = 0,
-) -> tuple[list, dict[str, CriticModule]]:
-    """The two SVEB-mini tables (policy rollouts, teacher rollouts) and the ppo-1 critics.
+    validation: bool = True,
+) -> tuple[list, dict[str, CriticModule], list[str]]:
+    """The two SVEB-mini tables (policy rollouts, teacher rollouts), the ppo-1 critics and
+    what the validation split chose (``validation``: ``problems`` other problems, same sizes).
 
     One torch generator (policy samples) and one numpy generator (teacher samples), both
     seeded with ``seed``, run through both case sets in order, so the critic of the teacher
@@ -98,12 +190,18 @@ def sveb_mini(
         return train_critic(torch.cat(feats), torch.cat(targets), critic_epochs, seed)
 
     chosen = sample_problems(problems, seed=seed + 1)
-    tables, critics = [], {}
+    val_problems = sample_problems(problems, seed=seed + 2) if validation else []
+    tables, critics, picks = [], {}, []
     for label, sampler, exact in (
         (POLICY_ROLLOUTS, policy_sampler, None),
         (TEACHER_ROLLOUTS, teacher_sampler, teacher.exact_value),
     ):
         cases = build_cases(sampler, chosen, group_size, n_mc, 4, cases_per_problem, seed, exact)
+        val = []
+        if validation:
+            val = build_cases(
+                sampler, val_problems, group_size, n_mc, 4, cases_per_problem, seed + 50, exact
+            )
         critics[label] = critic_for(sampler)
         mean_r = float(np.mean([r for c in cases[::cases_per_problem] for r in c.pool_rewards]))
         notes = (
@@ -113,6 +211,7 @@ def sveb_mini(
             "within-problem std = mean std of the predictions over the states of one "
             "problem (0 = collapsed to a per-problem constant)."
         )
-        ests = sveb_estimators(enc, critics[label], exact is not None)
+        ests, why = sveb_estimators(enc, critics[label], exact is not None, val)
+        picks += [f"{label}: {w}" for w in why]
         tables.append(sveb_table(f"SVEB-mini, {label}", cases, ests, notes))
-    return tables, critics
+    return tables, critics, picks
