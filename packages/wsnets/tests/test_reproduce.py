@@ -8,7 +8,7 @@ from wsnets.paper import PAPER
 from wsnets.reproduce import EXPERIMENT
 
 WIDTHS = {"dws": 2, "np_pe": 2, "nft": 2, "gmn": 3, "mlp": 8, "mlp_aug": 8, "canon": 8,
-          "statnn": 8}  # fmt: skip
+          "statnn": 8, "nfn_hnp": 4, "nfn_np_pe": 4, "nfn_nft": 4}  # fmt: skip
 
 
 def _tiny(tmp_path, seeds=2, F_values=(1, 2), **edit):
@@ -70,11 +70,11 @@ def test_settings_reach_the_runs_and_budgets_match(tmp_path, monkeypatch):
     report = EXPERIMENT.run(tmp_path / "out", "quick", [over], ["output_ensemble", "invariant"],
                             log=False)  # fmt: skip
     edit_calls = [c for c in calls if c[0] == "INREditor"]
-    assert len(edit_calls) == len(comparison.EDIT_MODELS) * 3
+    assert len(edit_calls) == len(comparison.edit_models()) * 3  # ours (+ nfn rows if installed)
     assert {(lr, ep) for _, lr, ep in edit_calls} == {(2e-3, 4)}
     assert {(lr, ep) for n, lr, ep in calls if n != "INREditor"} == {(7e-3, 3)}
     rows = report.sections["output_ensemble"].tables[0].rows
-    for label in (comparison.LABELS[m] for m in comparison.EDIT_MODELS):
+    for label in (comparison.LABELS[m] for m in comparison.edit_models()):
         by_F = {r["F"]: r["params"] for r in rows if r["model"] == label}
         assert set(by_F) == {1, 2, 8}, label
         assert all(by_F[F] <= by_F[1] for F in (2, 8)), (label, by_F)

@@ -5,7 +5,8 @@ positional encoding: over-symmetric), ``np_pe`` (NP-NFN+PE), ``nft`` (NF-Transfo
 ``gmn`` (neural-graph message passing),
 ``mlp`` (flat MLP; ``mlp_aug`` is the same network trained with permutation augmentation)
 ``canon`` (bias-sort canonicalisation + MLP) and ``statnn`` (per-block statistics + MLP,
-invariant head only). :func:`build_model` builds one;
+invariant head only); ``nfn_hnp``, ``nfn_np_pe``, ``nfn_nft`` are the same families built
+from the ``nfn`` package's layers (:mod:`wsnets.nfn_reference`, the ``bench`` extra). :func:`build_model` builds one;
 :func:`matched_hidden` finds the largest width whose parameter count stays within a budget
 (used to give ``F > 1`` output ensembles no more parameters than ``F = 1``).
 """
@@ -20,8 +21,12 @@ from wsnets.neural_graph import GMN
 from wsnets.nf_transformer import HNPNFN, NFT
 
 MODELS = ("dws", "hnp", "np", "np_pe", "nft", "gmn", "mlp", "mlp_aug", "canon")
+#: Reference meta-networks built from the ``nfn`` package (``bench`` extra; :mod:`wsnets.nfn_reference`).
+NFN_MODELS = ("nfn_hnp", "nfn_np_pe", "nfn_nft")
 INVARIANT_ONLY = ("statnn",)  # families with an invariant head only
 EQUIVARIANT = ("dws", "hnp", "np_pe", "nft", "gmn")
+#: Families that accept several input channels per weight (CNN kernels, :mod:`wsnets.model_zoo`).
+MULTI_CHANNEL = ("dws", "hnp", "nft", "gmn", "mlp", "mlp_aug", "canon", "statnn")
 
 
 def build_model(
@@ -31,31 +36,45 @@ def build_model(
     depth: int,
     head: str,
     out_dim: int,
+    in_channels: int = 1,
 ) -> WeightSpaceNet:
     """Build model ``name`` (one of :data:`MODELS`).
+
+    ``in_channels`` > 1 encodes CNN kernels as channels (:mod:`wsnets.model_zoo`); the
+    families that support it are :data:`MULTI_CHANNEL`.
 
     Examples
     --------
     >>> build_model("dws", [2, 4, 4, 1], 4, 2, "invariant", 10).n_params() > 0
     True
     """
+    if in_channels != 1 and name not in MULTI_CHANNEL:
+        raise ValueError(
+            f"model {name!r} takes one channel per weight; for kernels as channels "
+            f"(in_channels={in_channels}) choose from {MULTI_CHANNEL}"
+        )
+    c = in_channels
     if name == "dws":
-        return DWSNet(arch, hidden, depth, head, out_dim)
+        return DWSNet(arch, hidden, depth, head, out_dim, c)
     if name == "hnp":
-        return HNPNFN(arch, hidden, depth, head, out_dim)
+        return HNPNFN(arch, hidden, depth, head, out_dim, c)
     if name == "nft":
-        return NFT(arch, hidden, depth, head, out_dim)
+        return NFT(arch, hidden, depth, head, out_dim, c)
     if name in ("np", "np_pe"):
         return NPNFN(arch, hidden, depth, head, out_dim, pos_enc=name == "np_pe")
     if name == "gmn":
-        return GMN(arch, hidden, depth, head, out_dim)
+        return GMN(arch, hidden, depth, head, out_dim, c)
     if name in ("mlp", "mlp_aug"):
-        return FlatMLP(arch, hidden, depth, head, out_dim)
+        return FlatMLP(arch, hidden, depth, head, out_dim, c)
     if name == "canon":
-        return CanonicalMLP(arch, hidden, depth, head, out_dim)
+        return CanonicalMLP(arch, hidden, depth, head, out_dim, c)
     if name == "statnn":
-        return StatNN(arch, hidden, depth, head, out_dim)
-    raise ValueError(f"unknown model {name!r}; choose from {MODELS + INVARIANT_ONLY}")
+        return StatNN(arch, hidden, depth, head, out_dim, c)
+    if name in NFN_MODELS:
+        from wsnets.nfn_reference import NFNNet
+
+        return NFNNet(arch, name.removeprefix("nfn_"), hidden, depth, head, out_dim)
+    raise ValueError(f"unknown model {name!r}; choose from {MODELS + INVARIANT_ONLY + NFN_MODELS}")
 
 
 def n_params(
@@ -93,6 +112,9 @@ LABELS = {
     "np_pe": "NP-NFN+PE",
     "nft": "NF-Transformer",
     "gmn": "GMN (neural graph)",
+    "nfn_hnp": "HNP-NFN (nfn package)",
+    "nfn_np_pe": "NP-NFN+PE (nfn package)",
+    "nfn_nft": "NF-Transformer (nfn package)",
 }
 #: The families whose symmetry :func:`symmetry_table` checks.
 CHECKED = ("mlp", "mlp_aug", "canon", "statnn", "dws", "hnp", "np_pe", "nft", "gmn")
@@ -130,7 +152,8 @@ def symmetry_table(arch: Sequence[int], seed: int = 0, width: int = 4):
     from icml26_shared.results import Table
 
     table = Table(
-        "Exact symmetry checks on the trained architectures (random hidden-neuron permutations)",
+        f"Exact symmetry checks of every family, freshly initialised at width {width} "
+        "(random hidden-neuron permutations)",
         ["model", "invariant head rel. error", "equivariant head rel. error"],
         notes="max |f(rho(tau) v) - f(v)| / max |f(v)| (equivariant: against rho(tau) f(v)), "
         "float32.",

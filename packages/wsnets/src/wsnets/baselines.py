@@ -53,13 +53,14 @@ class FlatMLP(WeightSpaceNet):
         depth: int = 2,
         head: str = "invariant",
         out_dim: int = 1,
+        in_channels: int = 1,
     ) -> None:
         super().__init__()
         check_head(head, out_dim)
         self.arch, self.head, self.out_dim = tuple(arch), head, out_dim
         n = sum(o * i + o for i, o in zip(self.arch[:-1], self.arch[1:], strict=True))
         layers: list[nn.Module] = []
-        width = n
+        width = n * in_channels
         for _ in range(depth):
             layers += [nn.Linear(width, hidden), nn.ReLU()]
             width = hidden
@@ -144,6 +145,7 @@ class StatNN(WeightSpaceNet):
         depth: int = 2,
         head: str = "invariant",
         out_dim: int = 1,
+        in_channels: int = 1,
     ) -> None:
         super().__init__()
         check_head(head, out_dim)
@@ -151,7 +153,7 @@ class StatNN(WeightSpaceNet):
             raise ValueError("StatNN has only an invariant head (statistics cannot be edited)")
         self.arch, self.head, self.out_dim = tuple(arch), head, out_dim
         n_feats = len(QUANTILES) + 2
-        self.out = invariant_head(n_feats * 2 * (len(self.arch) - 1), hidden, out_dim)
+        self.out = invariant_head(n_feats * 2 * (len(self.arch) - 1) * in_channels, hidden, out_dim)
 
     def forward(self, v: WeightSpace):
         return self.out(block_statistics(self._check(v)))

@@ -4,7 +4,8 @@
 (:class:`~wsnets.lightning.INRClassifier`, :class:`~wsnets.lightning.INREditor`,
 :class:`~wsnets.lightning.WeightRegressor`) and the zoo data modules, chosen with
 ``--model.class_path`` / ``--data.class_path`` (see ``configs/``); ``reproduce``; and the
-package commands ``make-zoo``, ``edit``, ``check-equivariance``, ``benchmark`` and ``f-sweep``.
+package commands ``make-zoo``, ``edit``, ``predict-zoo`` (a trained model on a folder of
+checkpoints, MLPs or CNNs), ``check-equivariance``, ``benchmark`` and ``f-sweep``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from .paper import PAPER
 
 def make_zoo(
     out: Path,
-    kind: Literal["digits", "sine", "mlp"] = "digits",
+    kind: Literal["digits", "sine", "mlp", "cnn"] = "digits",
     n: int = 200,
     hidden: int = 16,
     variant: Literal["dwsnets", "sitzmann"] = "dwsnets",
@@ -33,7 +34,8 @@ def make_zoo(
     Args:
         out: Output folder.
         kind: ``digits`` (SIRENs of scikit-learn digits), ``sine`` (1-D sine SIRENs) or
-            ``mlp`` (trained MLP classifiers labelled with their test accuracy).
+            ``mlp`` (trained MLP classifiers labelled with their test accuracy) or ``cnn``
+            (a model-zoo folder of small CNNs + ``labels.csv``, labelled with test accuracy).
         n: Number of networks.
         hidden: Hidden width of the networks (``mlp``: 8 is the default zoo).
         variant: SIREN variant (``digits``/``sine``).
@@ -45,6 +47,12 @@ def make_zoo(
 
     if n < 1:
         raise UsageError(f"n must be >= 1, got {n}")
+    if kind == "cnn":
+        from wsnets.model_zoo import make_cnn_zoo
+
+        make_cnn_zoo(out, n=n, seed=seed)
+        print(f"wrote {n} CNNs and labels.csv to {out}")
+        return
     if kind == "digits":
         zoo = make_digits_zoo(n, hidden=hidden, variant=variant, steps=steps, seed=seed)
     elif kind == "sine":
@@ -101,6 +109,90 @@ def edit(ckpt: Path, inr: Path, out: Path | None = None) -> None:
             out,
         )
         print(f"wrote {out}")
+
+
+def load_zoo_model(checkpoint: Path):
+    """A :class:`~wsnets.lightning.WeightRegressor` or :class:`~wsnets.lightning.INRClassifier`
+    checkpoint (told apart by its hyperparameters), on the CPU, in eval mode."""
+    import torch
+    from icml26_shared.cli import load_checkpoint
+
+    from wsnets.lightning import INRClassifier, WeightRegressor
+
+    path = Path(checkpoint)
+    if not path.is_file():
+        raise UsageError(f"checkpoint {str(path)!r} does not exist")
+    try:
+        hp = torch.load(path, map_location="cpu", weights_only=False).get("hyper_parameters", {})
+    except Exception as err:  # noqa: BLE001 - an unreadable file is one clear line
+        raise UsageError(f"cannot read checkpoint {str(path)!r}: {type(err).__name__}") from None
+    cls = INRClassifier if "n_classes" in hp else WeightRegressor
+    return load_checkpoint(cls, path)
+
+
+def predict_zoo(ckpt: Path, zoo: Path, out: Path | None = None) -> None:
+    """Predict every network of a model-zoo folder with a trained weight-space model.
+
+    Writes ``predictions.csv`` (file, prediction, label) and ``result.json`` (the metrics
+    against the folder's labels: R^2 and Kendall tau for regression, accuracy for classes)
+    into ``out`` (atomically); prints the metrics.
+
+    Args:
+        ckpt: Checkpoint written by ``wsnets fit`` (``WeightRegressor`` or ``INRClassifier``).
+        zoo: Model-zoo folder (checkpoints + ``labels.csv``; see ``wsnets.model_zoo``).
+        out: Output folder (default: print only).
+    """
+    import csv
+    import io
+    import json
+
+    import torch
+    from icml26_shared.results import atomic_write_text
+    from torchmetrics.functional import kendall_rank_corrcoef, r2_score
+
+    from wsnets.model_zoo import load_model_zoo
+
+    try:
+        data = load_model_zoo(zoo)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    model = load_zoo_model(ckpt)
+    if model.arch is None or tuple(data.params.arch) != tuple(model.arch):
+        raise UsageError(
+            f"the zoo's networks are {list(data.params.arch)}, the model was trained on "
+            f"{None if model.arch is None else list(model.arch)}"
+        )
+    want = int(model.hparams.get("in_channels", 1))
+    if data.params.channels != want:
+        raise UsageError(f"the zoo has {data.params.channels} kernel channels, the model {want}")
+    with torch.no_grad():
+        pred = model(data.params.weights, data.params.biases)
+    y = data.targets["label"]
+    if pred.dim() == 2:  # classifier logits
+        pred = pred.argmax(-1)
+        metrics = {"accuracy": float((pred == y).float().mean())}
+    else:
+        metrics = {"r2": float(r2_score(pred, y.float())),
+                   "kendall_tau": float(kendall_rank_corrcoef(pred, y.float()))}  # fmt: skip
+    metrics["n"] = len(y)
+    print(
+        "  ".join(
+            f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in metrics.items()
+        )
+    )
+    if out is not None:
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(["file", "prediction", "label"])
+        for name, p, t in zip(data.meta["files"], pred.tolist(), y.tolist(), strict=True):
+            writer.writerow([name, f"{p:.6g}" if isinstance(p, float) else p, t])
+        atomic_write_text(out / "predictions.csv", buf.getvalue())
+        result = {"checkpoint": str(ckpt), "zoo": str(zoo), "metrics": metrics,
+                  "arch": list(data.params.arch), "layers": data.meta["layers"]}  # fmt: skip
+        atomic_write_text(out / "result.json", json.dumps(result, indent=2) + "\n")
+        print(f"wrote {out / 'predictions.csv'} and {out / 'result.json'}")
 
 
 def check_equivariance(
@@ -276,6 +368,7 @@ def build_cli() -> PaperCLI:
         commands={
             "make-zoo": "wsnets.cli:make_zoo",
             "edit": "wsnets.cli:edit",
+            "predict-zoo": "wsnets.cli:predict_zoo",
             "check-equivariance": "wsnets.cli:check_equivariance",
             "benchmark": "wsnets.cli:benchmark",
             "f-sweep": "wsnets.cli:f_sweep",

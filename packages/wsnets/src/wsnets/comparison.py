@@ -29,15 +29,69 @@ from wsnets.architectures import LABELS
 # the same seed it *is* the DWS network -- it is not trained twice (tests check the identity).
 INVARIANT_MODELS = ("mlp", "mlp_aug", "canon", "statnn", "dws", "np_pe", "nft", "gmn")
 EDIT_MODELS = ("mlp", "mlp_aug", "canon", "dws", "np_pe", "nft", "gmn")  # StatNN cannot edit
+#: The same families built from the ``nfn`` package (``bench`` extra), run beside ours.
+NFN_EDIT_MODELS = ("nfn_hnp", "nfn_np_pe", "nfn_nft")
 #: Default width of each family (``wsnets f-sweep``; ``reproduce`` reads its widths from YAML).
 DEFAULT_WIDTHS = {"dws": 6, "np_pe": 6, "nft": 6, "gmn": 12, "mlp": 64, "mlp_aug": 64,
                   "canon": 64, "statnn": 64}  # fmt: skip
 TASKS = ("cls", "sine", "zoo", "edit")
 
 
+def nfn_available() -> bool:
+    """Whether the ``nfn`` package (the ``bench`` extra) is importable."""
+    import importlib.util
+
+    return importlib.util.find_spec("nfn") is not None
+
+
+def edit_models() -> tuple[str, ...]:
+    """Our editing families, plus the ``nfn`` ones when the package is installed."""
+    return EDIT_MODELS + (NFN_EDIT_MODELS if nfn_available() else ())
+
+
+def invariant_models() -> tuple[str, ...]:
+    """Our invariant-task families, plus the ``nfn`` ones when the package is installed."""
+    return INVARIANT_MODELS + (NFN_EDIT_MODELS if nfn_available() else ())
+
+
+def width_of(widths: Mapping[str, int], name: str) -> int:
+    """A family's width; an ``nfn_*`` family without its own entry takes its twin's (HNP: DWS).
+
+    >>> width_of({"dws": 6}, "nfn_hnp")
+    6
+    """
+    if name in widths:
+        return int(widths[name])
+    twin = {"nfn_hnp": "dws", "nfn_np_pe": "np_pe", "nfn_nft": "nft"}.get(name)
+    if twin in widths:
+        return int(widths[twin])
+    raise KeyError(f"no width for family {name!r} in {sorted(widths)}")
+
+
 def model_depth(name: str) -> int:
     """Layers of a family's network: 2 for the flat MLP baselines, 3 for the others."""
     return 2 if name in ("mlp", "mlp_aug", "canon") else 3
+
+
+def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float] | None:
+    """Student-t interval of the mean of ``values`` (None for fewer than two values).
+
+    >>> lo, hi = t_interval([1.0, 2.0, 3.0]); round(lo, 3), round(hi, 3)
+    (-0.484, 4.484)
+    """
+    from scipy import stats
+
+    vals = torch.tensor([float(v) for v in values], dtype=torch.float64)
+    if len(vals) < 2:
+        return None
+    half = float(stats.t.ppf(0.5 + level / 2, len(vals) - 1)) * float(vals.std()) / len(vals) ** 0.5
+    return float(vals.mean()) - half, float(vals.mean()) + half
+
+
+def interval_cell(values: Sequence[float], fmt: str = ".4g") -> str | None:
+    """``"[lo, hi]"`` of :func:`t_interval` as a table cell."""
+    ci = t_interval(values)
+    return None if ci is None else f"[{ci[0]:{fmt}}, {ci[1]:{fmt}}]"
 
 
 def mean_std(values: Sequence[float | None]):
@@ -142,38 +196,50 @@ def output_ensemble_table(
     table = Table(
         "Output ensemble: INR editing (3x3 dilation) at matched parameters "
         "(best-validation epoch, test split)",
-        ["model", "F", "width", "params", "edit MSE", "edit PSNR", "s/epoch"],
-        units={"edit PSNR": "dB"},
+        ["model", "F", "width", "params", "seeds", "edit MSE", "edit MSE 95% CI",
+         "change vs F=1", "change 95% CI", "edit PSNR", "s/epoch"],
+        units={"edit PSNR": "dB", "change vs F=1": "%", "change 95% CI": "%"},
         notes=notes,
-    )
-    for name in EDIT_MODELS:
+    )  # fmt: skip
+    names = [n for n in (*EDIT_MODELS, *NFN_EDIT_MODELS) if any(k[0] == n for k in runs)]
+    for name in names:
+        base = [x.metrics["test/loss"] for x in runs.get((name, 1), [])]
         for F in F_values:
             r = runs.get((name, F))
             if not r:
                 continue
+            mse = [x.metrics["test/loss"] for x in r]
+            change = [100 * (m / b - 1) for m, b in zip(mse, base, strict=False)] if base else []
+            row = {"edit MSE": mean_std(mse), "edit MSE 95% CI": interval_cell(mse),
+                   "edit PSNR": mean_std([x.metrics["test/psnr"] for x in r]),
+                   "s/epoch": _avg(r, lambda x: x.metrics["s_per_epoch"])}  # fmt: skip
+            if F != 1 and change:
+                row["change vs F=1"] = mean_std(change)
+                row["change 95% CI"] = interval_cell(change, ".3g")
             table.add_row(model=LABELS[name], F=F, width=int(_avg(r, lambda x: x.width)),
-                          params=int(_avg(r, lambda x: x.params)),
-                          **{"edit MSE": mean_std([x.metrics["test/loss"] for x in r]),
-                             "edit PSNR": mean_std([x.metrics["test/psnr"] for x in r]),
-                             "s/epoch": _avg(r, lambda x: x.metrics["s_per_epoch"])})  # fmt: skip
+                          params=int(_avg(r, lambda x: x.params)), seeds=len(r), **row)  # fmt: skip
     table.add_row(model="no edit (anchor)", **{"edit MSE": mean_std(list(no_edit))})
     return table
 
 
 def edit_figure(runs: Mapping[tuple[str, int], Sequence[TaskRun]], F_values, no_edit: float):
-    """Test edit MSE against ``F`` per family (error bars: std over seeds), no-edit line."""
+    """Test edit MSE against ``F`` per family (error bars: 95% t-interval over seeds), no edit."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(4.5, 3.2))
-    for name in EDIT_MODELS:
+    for name in (*EDIT_MODELS, *NFN_EDIT_MODELS):
         Fs = [F for F in F_values if runs.get((name, F))]
-        vals = [torch.tensor([r.metrics["test/loss"] for r in runs[(name, F)]]) for F in Fs]
-        ax.errorbar(Fs, [float(v.mean()) for v in vals],
-                    yerr=[float(v.std()) if len(v) > 1 else 0.0 for v in vals],
-                    fmt="o-", capsize=2, label=LABELS[name])  # fmt: skip
+        if not Fs:
+            continue
+        vals = [[r.metrics["test/loss"] for r in runs[(name, F)]] for F in Fs]
+        means = [sum(v) / len(v) for v in vals]
+        cis = [t_interval(v) for v in vals]
+        err = [[m - c[0] if c else 0.0 for m, c in zip(means, cis, strict=True)],
+               [c[1] - m if c else 0.0 for m, c in zip(means, cis, strict=True)]]  # fmt: skip
+        ax.errorbar(Fs, means, yerr=err, fmt="o-", capsize=2, label=LABELS[name])
     ax.axhline(no_edit, color="grey", ls="--", label="no edit")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("output-ensemble size F (matched parameters)")
@@ -192,7 +258,7 @@ def invariant_table(runs: Mapping[tuple[str, str], Sequence[TaskRun]], notes: st
     )  # fmt: skip
     metric = {"cls": "test/acc", "sine": "test/r2", "zoo": "test/kendall"}
     column = {"cls": "digit-INR acc", "sine": "sine R2", "zoo": "zoo Kendall tau"}
-    for name in INVARIANT_MODELS:
+    for name in (*INVARIANT_MODELS, *NFN_EDIT_MODELS):
         cls = runs.get((name, "cls"))
         if not cls:
             continue
@@ -216,7 +282,9 @@ def edit_notes(s, meta: Mapping, no_edit: Sequence[float]) -> str:
         f"{meta['fit_psnr_db']:.1f} dB). Target: 3x3 grey dilation. Split 70/15/15, AdamW wd "
         f"1e-3, batch {s.batch_size}, {s.epochs} epochs at lr {s.lr:g}, ReduceLROnPlateau; test "
         "numbers at the best-validation epoch. F>1 rows: width reduced until params <= the F=1 "
-        f"editor. 'no edit' anchor = input INR vs target (MSE {sum(no_edit) / len(no_edit):.4g})."
+        f"editor. 'no edit' anchor = input INR vs target (MSE {sum(no_edit) / len(no_edit):.4g}). "
+        "95% CI: Student-t interval of the mean over seeds; change vs F=1: per-seed paired "
+        "relative change of the test MSE (same split and zoo), its mean ± std and t-interval."
     )
 
 

@@ -23,6 +23,8 @@ Data (LightningDataModules over zoos generated offline and cached, or user-suppl
 * :class:`MLPZooDataModule`: trained MLP classifiers, target = test accuracy;
 * :class:`PrefitINRDataModule`: a zoo folder written by ``wsnets make-zoo`` (or converted
   from another source) with ``zoo.pt`` + ``meta.json`` naming the SIREN variant;
+* :class:`ModelZooDataModule`: a folder of checkpoints (MLPs or CNNs) + ``labels.csv``
+  (:mod:`wsnets.model_zoo`);
 * :class:`DWSNetsSplitDataModule`, :class:`ImageINRDataModule`: the DWSNets INR releases and
   SIRENs of Hugging Face image datasets.
 
@@ -61,7 +63,7 @@ class WeightSpaceTask(pl.LightningModule):
 
     def __init__(
         self,
-        arch: Sequence[int] = (2, 16, 16, 1),
+        arch: Sequence[int] | None = (2, 16, 16, 1),
         model: str = "dws",
         hidden: int = 16,
         depth: int = 3,
@@ -69,12 +71,38 @@ class WeightSpaceTask(pl.LightningModule):
         lr: float = 1e-3,
         weight_decay: float = 1e-3,
         augment: bool | None = None,
+        in_channels: int = 1,
     ) -> None:
         super().__init__()
-        self.arch = tuple(int(a) for a in arch)
-        self.net = build_model(model, self.arch, hidden, depth, self.head, out_dim)
+        self._spec = (model, hidden, depth, out_dim, in_channels)
         self.augment = (model == "mlp_aug") if augment is None else augment
+        self.arch: tuple[int, ...] | None = None
+        if arch is not None:
+            self._build(arch, in_channels)
+
+    def _build(self, arch: Sequence[int], in_channels: int) -> None:
+        """Build the meta-network for input networks of architecture ``arch``."""
+        model, hidden, depth, out_dim, _ = self._spec
+        self.arch = tuple(int(a) for a in arch)
+        self.net = build_model(model, self.arch, hidden, depth, self.head, out_dim, in_channels)
         self.register_buffer("block_scale", torch.ones(2 * (len(self.arch) - 1)))
+
+    def setup(self, stage: str) -> None:
+        """``arch=None``: take the architecture (and kernel channels) from the data's zoo.
+
+        The resolved values are written into the hyperparameters, so checkpoints reload
+        without the data.
+        """
+        if self.arch is not None:
+            return
+        meta = getattr(getattr(self.trainer, "datamodule", None), "meta", None)
+        if not meta or "arch" not in meta:
+            raise ValueError("model.arch is not set and the data module does not name one")
+        channels = int(meta.get("channels", 1))
+        self._build(meta["arch"], channels)
+        if hasattr(self, "hparams"):
+            self.hparams["arch"] = list(self.arch)
+            self.hparams["in_channels"] = channels
 
     # ------------------------------------------------------------ data
     def to_space(self, batch) -> WeightSpace:
@@ -152,7 +180,7 @@ class INRClassifier(WeightSpaceTask):
 
     def __init__(
         self,
-        arch: Sequence[int] = (2, 16, 16, 1),
+        arch: Sequence[int] | None = (2, 16, 16, 1),
         model: str = "dws",
         hidden: int = 16,
         depth: int = 3,
@@ -160,8 +188,11 @@ class INRClassifier(WeightSpaceTask):
         lr: float = 1e-3,
         weight_decay: float = 1e-3,
         augment: bool | None = None,
+        in_channels: int = 1,
     ) -> None:
-        super().__init__(arch, model, hidden, depth, n_classes, lr, weight_decay, augment)
+        super().__init__(
+            arch, model, hidden, depth, n_classes, lr, weight_decay, augment, in_channels
+        )
         self.save_hyperparameters()
 
     def _step(self, batch, stage: str):
@@ -313,15 +344,16 @@ class WeightRegressor(WeightSpaceTask):
 
     def __init__(
         self,
-        arch: Sequence[int] = (1, 16, 16, 1),
+        arch: Sequence[int] | None = (1, 16, 16, 1),
         model: str = "dws",
         hidden: int = 16,
         depth: int = 3,
         lr: float = 1e-3,
         weight_decay: float = 1e-3,
         augment: bool | None = None,
+        in_channels: int = 1,
     ) -> None:
-        super().__init__(arch, model, hidden, depth, 1, lr, weight_decay, augment)
+        super().__init__(arch, model, hidden, depth, 1, lr, weight_decay, augment, in_channels)
         self.save_hyperparameters()
         self.register_buffer("target_stats", torch.tensor([0.0, 1.0]))
         self._outs: dict[str, list] = {}
@@ -613,6 +645,49 @@ class PrefitINRDataModule(ZooDataModule):
                 f"zoo {self.path!r} has no target {self.target!r}; it has {sorted(zoo.targets)}"
             )
         return zoo
+
+
+class ModelZooDataModule(ZooDataModule):
+    """A user model zoo: a folder of checkpoints (MLPs or CNNs, any activation) + ``labels.csv``.
+
+    See :mod:`wsnets.model_zoo` for the layout and the kernel-as-channels encoding. The
+    meta-network's ``arch`` can be left unset (``null``): it is read from the zoo.
+
+    Parameters
+    ----------
+    path:
+        The folder; ``None``: the example zoo of :func:`wsnets.model_zoo.example_cnn_zoo`
+        (24 small CNNs generated offline and cached).
+    batch_size, val_fraction, test_fraction, seed, cache_dir:
+        As :class:`ZooDataModule` (seeded random split).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from wsnets.model_zoo import make_cnn_zoo
+    >>> dm = ModelZooDataModule(str(make_cnn_zoo(tempfile.mkdtemp(), n=8, steps=(1,))), batch_size=4)
+    >>> dm.meta["arch"], dm.meta["channels"]
+    ([1, 4, 4, 2], 9)
+    """
+
+    def __init__(
+        self,
+        path: str | None = None,
+        batch_size: int = 32,
+        val_fraction: float = 0.15,
+        test_fraction: float = 0.15,
+        seed: int = 0,
+        cache_dir: str | None = None,
+    ) -> None:
+        super().__init__(batch_size, val_fraction, test_fraction, seed, cache_dir)
+        self.path = path
+
+    def build_zoo(self) -> Zoo:
+        from wsnets.model_zoo import example_cnn_zoo, load_model_zoo
+
+        return load_model_zoo(
+            self.path if self.path is not None else example_cnn_zoo(self.cache_dir)
+        )
 
 
 class DWSNetsSplitDataModule(ZooDataModule):

@@ -7,12 +7,16 @@ Zoos generated offline (:mod:`wsnets.comparison`); sizes in ``configs/reproduce/
 2. ``invariant``: the equivalent families (DWS, NP-NFN+PE, NFT, GMN) beat the flat baselines
    on invariant tasks (digit-INR accuracy, sine R^2, zoo Kendall tau).
 3. ``learnability``: logistic-regression anchor on the same digits (shared vs independent init).
-4. ``symmetry``: exact (in)variance of every family; the DWS layer spans the commutant.
+4. ``symmetry``: exact (in)variance of every family (fresh networks); the DWS layer spans the
+   commutant; ``nfn``'s NP/HNP layer spans against ours, both directions (least squares).
+
+With ``nfn`` installed (``bench`` extra) its HNP-NFN, NP-NFN+PE, NF-Transformer are extra
+rows of 1 and 2. Seeds: ``full`` 3 for ``output_ensemble``, else 1.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from icml26_shared.experiment import Experiment, Section, SectionResult, seeds
 from icml26_shared.results import Table
@@ -42,18 +46,21 @@ class ZooSetting:
 class EditSetting(ZooSetting):
     n_edit: int = 160  # digit SIRENs of the editing zoo
     F_values: list[int] | None = None  # output-ensemble sizes
+    models: list[str] | None = None  # editing families (default: ours + the nfn rows if installed)
     epochs: int = 8
     lr: float = 3e-3  # AdamW (the authors: 1e-3 for 150 epochs on ~45k INRs)
 
 
 def output_ensemble_section(s: EditSetting, seed: int) -> SectionResult:
     F_values, runs, no_edit = s.F_values or [1, 2, 4, 8], {}, []
+    models = s.models or cmp.edit_models()
     for k in seeds(s, seed):
         dm = s.data("edit", s.n_edit, k, seed)
         no_edit.append(cmp.no_edit_mse(dm))
-        for name in cmp.EDIT_MODELS:
+        for name in models:
             for F in F_values:
-                run = cmp.train_task(name, "edit", dm, s.widths[name], s.epochs, s.lr, k, F)
+                run = cmp.train_task(name, "edit", dm, cmp.width_of(s.widths, name), s.epochs,
+                                     s.lr, k, F)  # fmt: skip
                 runs.setdefault((name, F), []).append(run)
     notes = cmp.edit_notes(s, dm.meta, no_edit)
     table = cmp.output_ensemble_table(runs, F_values, no_edit, notes)
@@ -66,6 +73,7 @@ class InvariantSetting(ZooSetting):
     n_images: int = 300  # digit SIRENs (classification)
     n_sine: int = 160  # sine SIRENs
     n_zoo: int = 160  # trained MLPs
+    models: list[str] | None = None  # families (default: ours + the nfn rows if installed)
     epochs: int = 8
     lr: float = 5e-3  # DWSNets' classification recipe (AdamW, lr 5e-3)
 
@@ -75,8 +83,10 @@ def invariant_section(s: InvariantSetting, seed: int) -> Table:
     for k in seeds(s, seed):
         for task, n in (("cls", s.n_images), ("sine", s.n_sine), ("zoo", s.n_zoo)):
             dm = s.data(task, n, k, seed)
-            for name in cmp.INVARIANT_MODELS:
-                run = cmp.train_task(name, task, dm, s.widths[name], s.epochs, s.lr, k)
+            for name in s.models or cmp.invariant_models():
+                run = cmp.train_task(
+                    name, task, dm, cmp.width_of(s.widths, name), s.epochs, s.lr, k
+                )
                 runs.setdefault((name, task), []).append(run)
     return cmp.invariant_table(runs, cmp.invariant_notes(s, seeds(s, seed)))
 
@@ -105,13 +115,19 @@ class SymmetrySetting:
     arch: list[int]  # input MLPs of the symmetry checks
     commutant_arch: list[int]  # small architecture of the SVD commutant check
     width: int = 4
+    span_archs: list[list[int]] = field(default_factory=lambda: [[2, 3, 2], [2, 3, 4, 2]])
 
 
 def symmetry_section(s: SymmetrySetting, seed: int) -> list[Table]:
     from .architectures import symmetry_table
     from .commutant import commutant_table
 
-    return [symmetry_table(s.arch, seed, s.width), commutant_table(s.commutant_arch)]
+    tables = [symmetry_table(s.arch, seed, s.width), commutant_table(s.commutant_arch)]
+    if cmp.nfn_available():
+        from .nfn_reference import span_table
+
+        tables.append(span_table(s.span_archs))
+    return tables
 
 
 # fmt: off
