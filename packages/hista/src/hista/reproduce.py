@@ -32,7 +32,7 @@ from .lightning import arith_sft_policy
 from .policy import ARITH_POLICY
 from .rl_comparison import rl_table
 from .sveb import mae_figure
-from .sveb_mini import TEACHER_ROLLOUTS, seed_summary, sveb_mini
+from .sveb_mini import TEACHER_ROLLOUTS, sveb_over_seeds
 
 
 @dataclass
@@ -50,35 +50,12 @@ class SvebSetting:
 
 def sveb_section(s: SvebSetting, seed: int) -> SectionResult:
     import torch
-    from icml26_shared.progress import progress
 
     torch.set_num_threads(1)
-    if s.seeds < 1:
-        raise ValueError(f"seeds must be >= 1, got {s.seeds}")
-    per_seed, picks = [], []
-    for k in progress(range(s.seeds), desc="SVEB seeds"):
-        pol = arith_sft_policy(s.sft_steps, seed + k)
-        tables, crit, why = sveb_mini(
-            pol, s.problems, s.group_size, s.n_mc, s.cases_per_problem, s.critic_problems,
-            s.critic_epochs, seed + k,
-        )  # fmt: skip
-        per_seed.append(tables)
-        picks += [f"seed {seed + k}, {w}" for w in why]
-        if k == 0:
-            policy, critics = pol, crit
-    summaries = [
-        seed_summary(
-            per_seed[0][i].title + f" ({s.seeds} seeds)",
-            [t[i] for t in per_seed],
-            per_seed[0][i].notes.replace(
-                f"{s.problems} problems", f"{s.problems} problems per seed"
-            )
-            + " Mean over seeds and the half-width of its 95 % t-interval; 'validated' rows "
-            "chose their options on a validation split of other problems (same sampler, same "
-            "sizes), per seed and case set.",
-        )
-        for i in range(len(per_seed[0]))
-    ]
+    summaries, policy, critics, picks = sveb_over_seeds(
+        lambda k: arith_sft_policy(s.sft_steps, k), s.seeds, seed, s.problems, s.group_size,
+        s.n_mc, s.cases_per_problem, s.critic_problems, s.critic_epochs,
+    )  # fmt: skip
     critic = critics[TEACHER_ROLLOUTS]
     variance = advantage_error_table(
         NoisyTeacher(),

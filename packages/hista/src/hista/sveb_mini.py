@@ -215,3 +215,46 @@ def sveb_mini(
         picks += [f"{label}: {w}" for w in why]
         tables.append(sveb_table(f"SVEB-mini, {label}", cases, ests, notes))
     return tables, critics, picks
+
+
+def sveb_over_seeds(
+    make_policy,
+    seeds: int,
+    seed: int,
+    problems: int,
+    group_size: int,
+    n_mc: int,
+    cases_per_problem: int,
+    critic_problems: int,
+    critic_epochs: int,
+):
+    """:func:`sveb_mini` for seeds ``seed .. seed + seeds - 1`` (``make_policy(seed)`` gives each
+    its SFT policy), condensed by :func:`seed_summary`. Returns the summary tables, the first
+    seed's policy and critics, and what the validation splits chose."""
+    from icml26_shared.progress import progress
+
+    if seeds < 1:
+        raise ValueError(f"seeds must be >= 1, got {seeds}")
+    per_seed, picks = [], []
+    for k in progress(range(seeds), desc="SVEB seeds"):
+        pol = make_policy(seed + k)
+        tables, crit, why = sveb_mini(
+            pol, problems, group_size, n_mc, cases_per_problem, critic_problems, critic_epochs,
+            seed + k,
+        )  # fmt: skip
+        per_seed.append(tables)
+        picks += [f"seed {seed + k}, {w}" for w in why]
+        if k == 0:
+            first = (pol, crit)
+    summaries = [
+        seed_summary(
+            per_seed[0][i].title + f" ({seeds} seeds)",
+            [t[i] for t in per_seed],
+            per_seed[0][i].notes.replace(f"{problems} problems", f"{problems} problems per seed")
+            + " Mean over seeds and the half-width of its 95 % t-interval; 'validated' rows "
+            "chose their options on a validation split of other problems (same sampler, same "
+            "sizes), per seed and case set.",
+        )
+        for i in range(len(per_seed[0]))
+    ]
+    return summaries, first[0], first[1], picks
