@@ -62,7 +62,7 @@ def test_tiny_reproduce_writes_report(tmp_path, tiny_yaml):
     assert len(s2.rows) == 5 and s2.column("M2").count("digits (PCA-8 features)") == 2
     # the TransformerLens measures agree with ours on every final checkpoint
     lens = report.sections["circuits"].tables[1]
-    assert lens.rows and max(lens.column("max |diff|")) < 1e-4
+    assert lens.rows and max(lens.column("max abs diff")) < 1e-4
     # knockout table starts with no knockout
     ko = report.sections["knockout"].tables[0]
     assert ko.column("knockout")[0] == "none" and "random heads (across layers)" in ko.column(

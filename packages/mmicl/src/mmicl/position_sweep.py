@@ -504,12 +504,12 @@ def lens_agreement_table(sweep: Stage1Sweep) -> Table:
     t = Table(
         "Circuit measures through TransformerLens vs ours (final stage-1 checkpoints)",
         ["model", "K", "seeds", "IH (ours)", "IH (TransformerLens)", "prev (ours)",
-         "prev (TransformerLens)", "max |diff|"],
+         "prev (TransformerLens)", "max abs diff"],
         notes=(
             "TransformerLens: the decoder exported with mmicl.lens_export.to_transformer_lens "
             "(a HookedRootModule), run_with_cache on the IC test set, the measures computed from "
             "cache['pattern', layer]; ours: mmicl.evaluation.circuit_measures (the decoder's own "
-            "attention, torchmetrics). max |diff| over seeds and both measures."
+            "attention, torchmetrics). max abs diff over seeds and both measures."
         ),
     )  # fmt: skip
     try:
@@ -536,7 +536,7 @@ def lens_agreement_table(sweep: Stage1Sweep) -> Table:
                "IH (TransformerLens)": statistics.fmean(x["ih"] for _, x in pairs),
                "prev (ours)": statistics.fmean(o["prev"] for o, _ in pairs),
                "prev (TransformerLens)": statistics.fmean(x["prev"] for _, x in pairs),
-               "max |diff|": diff},
+               "max abs diff": diff},
         )  # fmt: skip
     return t
 
