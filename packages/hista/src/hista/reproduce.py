@@ -118,8 +118,9 @@ EXPERIMENT = Experiment(
         Section(
             "rl",
             rl_section,
-            "Numca / Hista advantages train better than group-mean advantages under GRPO, DAPO "
-            "and CISPO, at little extra cost per step",
+            "Numca (table updated before / leave-one-out / after) and Hista advantages train "
+            "better than group-mean and PPO-critic advantages (DAPO loss, problems revisited), "
+            "at little extra cost per step",
             RLSetting,
         ),
         Section(
