@@ -105,3 +105,28 @@ def test_bad_input_gives_one_line_and_exit_2(args, capsys, tmp_path, monkeypatch
     err = capsys.readouterr().err.strip()
     assert err.startswith("revit") and "Traceback" not in err
     assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "args, text",
+    [
+        (["equivariance", "--checkpoint", "not-a-checkpoint"], "cannot read checkpoint"),
+        (["rollout", "--checkpoint", "not-a-checkpoint"], "cannot read checkpoint"),
+        (["equivariance", "--checkpoint", "other.ckpt"], "cannot read checkpoint"),
+        (["fit", "--config", "bad.yaml"], "Problems parsing config"),
+        (["test", "--config", "bad.yaml"], "Problems parsing config"),
+        (["equivariance", "--config", "bad.yaml"], "Problems parsing config"),
+    ],
+    ids=["garbage-ckpt", "rollout-garbage", "foreign-ckpt", "fit-yaml", "test-yaml", "cmd-yaml"],
+)
+def test_issue_39_checkpoint_and_yaml_errors_are_one_line_exit_2(
+    args, text, tmp_path, monkeypatch, capsys
+):
+    """Issue #39: a non-checkpoint, another module's checkpoint, a malformed YAML."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "not-a-checkpoint").write_text("garbage\n")
+    torch.save({"state_dict": {"w": torch.zeros(1)}, "hyper_parameters": {"nope": 1}}, "other.ckpt")
+    (tmp_path / "bad.yaml").write_text("model: {backbone: revit\n  bad: [\n")
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and text in err and "Traceback" not in err

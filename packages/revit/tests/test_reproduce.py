@@ -24,6 +24,14 @@ TINY = {
         },
         "exactness": {"grid2": 16, "grid3": 8},
         "flow3d": {"data": {"n_train": 2, "n_test": 1, "n_frames": 3}, "epochs": 1},
+        "seeds2d": {
+            "rows": ["kolmogorov-revit.yaml", "kolmogorov-swin.yaml"],
+            "seeds": 2,
+            "data": {"n_train": 2, "n_val": 1, "n_test": 1, "n_frames": 3, "grid": 16,
+                     "sim_grid": 16, "batch_size": 2},
+            "model": {"window": 2, "embed_dim": 8, "depths": [1, 1, 1]},
+            "epochs": 2,
+        },
     }
 }  # fmt: skip
 
@@ -41,6 +49,15 @@ def test_sections_on_tiny_sizes_show_exact_equivariance(tmp_path):
     flow = {r["model"]: r for r in report.sections["flow3d"].tables[0].rows}
     assert flow["ReViT3d"]["equiv err (24)"] < 1e-5
     assert (tmp_path / "out" / "kolmogorov_comparison.png").is_file()
+    seeds = report.sections["seeds2d"]
+    summary, per_seed, curves = seeds.tables
+    by = {r["model"]: r for r in summary.rows}
+    mean_ratio = float(by["ReViT"]["rot90/id"].split(" ± ")[0])
+    assert abs(mean_ratio - 1) < 1e-5 and " ± " in by["ReViT"]["MSE id"]
+    assert [r["epoch"] for r in curves.rows] == [1, 2]  # one validation MSE per epoch
+    assert set(per_seed.columns) == {"model", "seed 0", "seed 1"}
+    assert "of 2 seeds" in seeds.notes[-1]
+    assert (tmp_path / "out" / "seeds2d_learning_curves.png").is_file()
 
 
 def test_full_preset_trains_the_fit_configs_as_written():
@@ -92,3 +109,41 @@ def test_quick_reproduce_shows_exact_equivariance(tmp_path):
     assert abs(rows["ReViT"]["rot90/id"] - 1) < 1e-5
     assert rows["ReViT"]["equiv err"] < 1e-5
     assert (tmp_path / "results.json").is_file()
+
+
+def test_claim_verdict_counts_the_seeds_of_planted_records():
+    from revit_equivariant.benchmark import claim_verdict
+
+    def rec(model, seed, mid, rot):
+        return {"model": model, "seed": seed, "MSE id": mid, "MSE rot90": rot}
+
+    records = [
+        rec("ReViT", 0, 1.0, 1.0), rec("Swin (same backbone)", 0, 2.0, 5.0), rec("U-Net", 0, 0.5, 3.0),
+        rec("ReViT", 1, 3.0, 3.0), rec("Swin (same backbone)", 1, 2.0, 5.0), rec("U-Net", 1, 0.5, 2.0),
+    ]  # fmt: skip
+    text = claim_verdict(records, [0, 1])
+    assert "same Swin's on 1 of 2 seeds (0)" in text
+    assert "Lowest mean rotated-data MSE: ReViT (2)" in text  # means 2, 5, 2.5
+    assert "all rows on 1 of 2 seeds" in text  # seed 1: U-Net's 2.0 < ReViT's 3.0
+
+
+def test_learning_curve_keeps_the_best_epoch_weights():
+    from revit_equivariant.benchmark import LearningCurve
+
+    class Scale(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.zeros(()))
+
+        def forward(self, x):
+            return self.w * x
+
+    net = Scale()
+    traj = torch.ones(1, 2, 1, 1, 1)  # target u_{t+1} = 1 from u_t = 1: w = 1 is exact
+    curve = LearningCurve(traj, (0,))
+    for w in (0.0, 1.0, 3.0):  # MSE 1, 0, 4: the best epoch is the second
+        net.w.data.fill_(w)
+        curve._epoch(net)
+    assert curve.curve == [1.0, 0.0, 4.0] and curve.best_epoch == 2
+    curve.restore_best(net)
+    assert float(net.w) == 1.0

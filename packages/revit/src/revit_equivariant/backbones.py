@@ -15,7 +15,7 @@ from typing import Literal
 import torch
 
 from .fno import FNO2d, NeuralOperatorFNO2d, neuraloperator_version
-from .pde_data import problem_spec
+from .pde_data import ProblemSpec, problem_spec
 from .transformer import ReViT2d, ReViT3d
 from .unet import UNet2d
 
@@ -24,7 +24,7 @@ Backbone = Literal["revit", "swin", "unet", "fno", "fno-own", "reference"]
 
 def build_backbone(
     backbone: str,
-    problem: str,
+    problem: str | ProblemSpec,
     patch: int = 2,
     window: int = 4,
     embed_dim: int = 24,
@@ -36,13 +36,23 @@ def build_backbone(
     modes: int = 8,
     img_size: int = 32,
 ) -> torch.nn.Module:
-    """Build one of the emulator backbones for a problem's field spec (3D: revit / swin only)."""
-    ps = problem_spec(problem)
+    """Build one of the emulator backbones for a problem's field spec (3D: revit / swin only).
+
+    ``problem`` is a problem name or, for one's own fields, their
+    :class:`~revit_equivariant.pde_data.ProblemSpec`. A field without any vector takes its
+    frames from the scalar gradient (``grad``) whatever ``frame_method`` says (2D only).
+    """
+    ps = problem if isinstance(problem, ProblemSpec) else problem_spec(problem)
+    if not ps.spec.all_vectors and frame_method in ("aov", "aovc", "boa"):
+        if ps.spec.dim == 3 and backbone == "revit":
+            raise ValueError(
+                "a 3D field without any vector has no ReViT frame (aovc needs a velocity); "
+                "declare a vector field or use --model.backbone swin"
+            )
+        frame_method = "grad"
     if ps.spec.dim == 3:
         if backbone not in ("revit", "swin"):
-            raise ValueError(
-                f"backbone {backbone!r} is 2D only; the 3D problem {problem} takes revit or swin"
-            )
+            raise ValueError(f"backbone {backbone!r} is 2D only; a 3D problem takes revit or swin")
         return ReViT3d(
             ps.spec,
             ps.state,

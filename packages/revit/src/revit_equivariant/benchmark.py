@@ -375,3 +375,191 @@ def exactness_table(
             **{"equiv err fp32": e32, "equiv err fp64": e64, "fwd CPU s": fwd},
         )
     return table
+
+
+class LearningCurve:
+    """Validation one-step MSE after every training epoch; keeps the best epoch's weights.
+
+    A Lightning callback: ``curve[e]`` is the MSE on the validation trajectories after epoch
+    ``e + 1``; :meth:`restore_best` loads the weights of the epoch with the lowest one (model
+    selection on validation data, never on the test set; the same rule for every row).
+    """
+
+    def __init__(self, val_traj: torch.Tensor, state: tuple[int, ...]) -> None:
+        import lightning.pytorch as pl
+
+        self.callback = type(
+            "_Curve", (pl.Callback,), {"on_train_epoch_end": lambda _, t, m: self._epoch(m)}
+        )()
+        self.val_traj, self.state = val_traj, state
+        self.curve: list[float] = []
+        self.best_state: dict[str, torch.Tensor] | None = None
+
+    def _epoch(self, module) -> None:
+        was = module.training
+        module.eval()
+        mse = one_step_mse(module, self.val_traj, self.state)
+        module.train(was)
+        if not self.curve or mse < min(self.curve):
+            self.best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
+        self.curve.append(mse)
+
+    @property
+    def best_epoch(self) -> int:
+        """1-based epoch of the lowest validation MSE."""
+        return 1 + min(range(len(self.curve)), key=self.curve.__getitem__)
+
+    def restore_best(self, module) -> None:
+        if self.best_state is not None:
+            module.load_state_dict(self.best_state)
+
+
+def _mean_sd(values: Sequence[float]) -> str:
+    m = sum(values) / len(values)
+    sd = (sum((v - m) ** 2 for v in values) / max(1, len(values) - 1)) ** 0.5
+    return f"{m:.4g} ± {sd:.2g}"
+
+
+def seeded_table(
+    configs: Sequence[FitConfig], seeds: Sequence[int]
+) -> tuple[Table, Table, dict[str, dict[int, list[float]]], list[dict]]:
+    """Train every row on every seed (data and initialisation), best-validation epoch, test.
+
+    Returns the summary table (mean ± sample standard deviation over seeds), the per-seed
+    table, the learning curves ``{model: {seed: [val MSE per epoch]}}`` and the raw per-seed
+    records. Rows share their data per seed (:func:`same_data`); the test sets are fresh
+    trajectories (data seed + 2) and the same trajectories rotated by 90 degrees.
+    """
+    import lightning.pytorch as pl
+    from icml26_shared.progress import progress
+    from icml26_shared.trainer import quiet_trainer
+
+    data = PDEDataModule(**{**same_data(configs), "seed": seeds[0]}).hparams
+    ps = problem_spec(data.problem)
+    sizes = (data.grid, data.sim_grid, data.interval)
+    records, curves = [], {}
+    jobs = [(c, s) for c in configs if runnable(c) for s in seeds]
+    tests: dict[int, dict[str, torch.Tensor]] = {}
+    for config, seed in progress(jobs, desc="training (rows x seeds)"):
+        if seed not in tests:
+            tests[seed] = {
+                "id": simulate(data.problem, data.n_test, data.n_frames, seed + 2, *sizes),
+                "rot90": simulate(
+                    data.problem, data.n_test, data.n_frames, seed + 2, *sizes, variant="rot90"
+                ),
+            }
+        pl.seed_everything(seed, verbose=False)
+        module = EmulatorModule(**{**config.model, "check_equivariance": False})
+        dm = PDEDataModule(**{**config.data, "seed": seed})
+        dm.setup("fit")
+        curve = LearningCurve(dm.val_traj, ps.state)
+        timer = EpochTimer()
+        trainer = quiet_trainer(
+            max_epochs=config.epochs,
+            num_sanity_val_steps=0,
+            limit_val_batches=0,
+            callbacks=[timer, curve.callback],
+        )
+        trainer.fit(module, datamodule=dm)
+        curve.restore_best(module)
+        module.eval()
+        label = row_label(config)
+        mse = {k: one_step_mse(module, v, ps.state) for k, v in tests[seed].items()}
+        curves.setdefault(label, {})[seed] = curve.curve
+        records.append({
+            "model": label, "seed": seed,
+            "params": sum(p.numel() for p in module.parameters()),
+            "MSE id": mse["id"], "MSE rot90": mse["rot90"],
+            "best epoch": curve.best_epoch, "CPU s/epoch": timer.mean,
+        })  # fmt: skip
+    for seed, t in tests.items():
+        pers = {k: one_step_mse(_persistence, v, ps.state) for k, v in t.items()}
+        records.append({"model": PERSISTENCE, "seed": seed, "params": 0,
+                        "MSE id": pers["id"], "MSE rot90": pers["rot90"]})  # fmt: skip
+    epochs = configs[0].epochs
+    notes = (
+        f"{len(seeds)} seeds ({', '.join(map(str, seeds))}): each seed draws its own training, "
+        f"validation and test trajectories and initialisation. {data.n_train} training "
+        f"trajectories x {data.n_frames} frames on a {data.grid}x{data.grid} grid (simulated "
+        f"at {data.sim_grid}x{data.sim_grid}), up to {epochs} AdamW epochs (batch "
+        f"{data.batch_size}, cosine lr), the weights of the epoch with the lowest validation "
+        f"MSE ({data.n_val} validation trajectories; the same rule for every row); test: "
+        f"{data.n_test} fresh trajectories (id) and the same ones rotated by 90 degrees "
+        "(the y-forced flow, never seen in training). Cells: mean ± sample standard deviation "
+        "over the seeds."
+    )
+    summary = Table(
+        f"2D Kolmogorov flow ({data.grid}x{data.grid}), {len(seeds)} seeds: one-step MSE, "
+        "in distribution and rotated",
+        ["model", "params", "MSE id", "MSE rot90", "rot90/id", "best epoch", "CPU s/epoch"],
+        notes=notes,
+    )
+    per_seed = Table(
+        "Per seed: one-step MSE id / rot90",
+        ["model", *(f"seed {s}" for s in seeds)],
+        notes="Each cell: MSE id / MSE rot90 of one seed.",
+    )
+    for label in dict.fromkeys(r["model"] for r in records):
+        rs = [r for r in records if r["model"] == label]
+        ids, rots = [r["MSE id"] for r in rs], [r["MSE rot90"] for r in rs]
+        summary.add_row(
+            model=label,
+            params=rs[0]["params"],
+            **{
+                "MSE id": _mean_sd(ids),
+                "MSE rot90": _mean_sd(rots),
+                "rot90/id": _mean_sd([b / a for a, b in zip(ids, rots, strict=True)]),
+                "best epoch": _mean_sd([r["best epoch"] for r in rs]) if "best epoch" in rs[0] else None,
+                "CPU s/epoch": _mean_sd([r["CPU s/epoch"] for r in rs]) if "CPU s/epoch" in rs[0] else None,
+            },
+        )  # fmt: skip
+        by_seed = {r["seed"]: r for r in rs}
+        per_seed.add_row(model=label, **{
+            f"seed {s}": f"{by_seed[s]['MSE id']:.4g} / {by_seed[s]['MSE rot90']:.4g}"
+            for s in seeds if s in by_seed
+        })  # fmt: skip
+    return summary, per_seed, curves, records
+
+
+def claim_verdict(records: Sequence[Mapping[str, Any]], seeds: Sequence[int]) -> str:
+    """The issue's two checks, computed: ReViT id <= Swin id per seed; best rotated-data MSE."""
+    by = {(r["model"], r["seed"]): r for r in records}
+    wins = [
+        s for s in seeds
+        if ("ReViT", s) in by and ("Swin (same backbone)", s) in by
+        and by["ReViT", s]["MSE id"] <= by["Swin (same backbone)", s]["MSE id"]
+    ]  # fmt: skip
+    rot = {}
+    for r in records:
+        rot.setdefault(r["model"], []).append(r["MSE rot90"])
+    mean_rot = {m: sum(v) / len(v) for m, v in rot.items()}
+    best = min(mean_rot, key=mean_rot.get)
+    best_seeds = sum(
+        1 for s in seeds
+        if min((by[m, s]["MSE rot90"], m) for m in rot if (m, s) in by)[1] == "ReViT"
+    )  # fmt: skip
+    return (
+        f"ReViT in-distribution MSE <= the same Swin's on {len(wins)} of {len(seeds)} seeds "
+        f"({', '.join(map(str, wins)) or 'none'}). Lowest mean rotated-data MSE: {best} "
+        f"({mean_rot[best]:.4g}); ReViT has the lowest rotated-data MSE of all rows on "
+        f"{best_seeds} of {len(seeds)} seeds."
+    )
+
+
+def seeds_result(configs: Sequence[FitConfig], seeds: Sequence[int]):
+    """The ``seeds2d`` section: tables (summary, per seed, learning curves), figure, verdict."""
+    from .plots import learning_curves_figure
+
+    summary, per_seed, curves, records = seeded_table(configs, seeds)
+    epochs = max(len(c) for by in curves.values() for c in by.values())
+    curve_table = Table(
+        "Learning curves: validation one-step MSE after each epoch (mean over seeds)",
+        ["epoch", *curves],
+        notes="The curves of the figure; the validation trajectories are separate from the test set.",
+    )
+    for e in range(epochs):
+        curve_table.add_row(epoch=e + 1, **{
+            m: sum(c[e] for c in by.values()) / len(by) for m, by in curves.items()
+        })  # fmt: skip
+    figures = {"seeds2d_learning_curves.png": learning_curves_figure(curves)}
+    return [summary, per_seed, curve_table], figures, [claim_verdict(records, seeds)]

@@ -128,14 +128,23 @@ def equivariance(
         print(f"approximate SO(2) error at {angle:g} degrees (central disk): {e:.3e}")
 
 
-def rollout(checkpoint: Path, steps: int = 10, n_traj: int = 4, seed: int = 123) -> None:
-    """Autoregressive rollout MSE per step of a checkpoint on fresh trajectories.
+def rollout(
+    checkpoint: Path,
+    steps: int = 10,
+    n_traj: int = 4,
+    seed: int = 123,
+    data: Path | None = None,
+) -> None:
+    """Autoregressive rollout MSE per step of a checkpoint (fresh simulations or your files).
 
     Args:
         checkpoint: Lightning checkpoint written by ``revit fit``.
         steps: Rollout length.
-        n_traj: Number of fresh test trajectories.
-        seed: Seed of the trajectories.
+        n_traj: Number of test trajectories (fresh simulations; with --data: at most this many
+            test trajectories of the files).
+        seed: Seed of the simulated trajectories.
+        data: Problem ``custom``: the data file or folder; its test split is rolled out from
+            frame 0 (static fields carried over).
     """
     from revit_equivariant.metrics import rollout_mse
     from revit_equivariant.pde_data import SYNTHETIC
@@ -144,12 +153,26 @@ def rollout(checkpoint: Path, steps: int = 10, n_traj: int = 4, seed: int = 123)
     if steps < 1:
         raise UsageError(f"steps must be >= 1, got {steps}")
     module = load_emulator(checkpoint)
-    if module.hparams.problem not in SYNTHETIC:
+    problem = module.hparams.problem
+    if problem == "custom":
+        from revit_equivariant.field_files import FieldLayout, read_splits
+
+        if data is None:
+            raise UsageError("this checkpoint was trained on your own fields: give --data FILE|DIR")
+        traj = read_splits(data, FieldLayout(**module.hparams.layout))[0]["test"][:n_traj]
+        if traj.shape[1] <= steps:
+            raise UsageError(
+                f"--steps {steps} needs more than {traj.shape[1]} frames per test trajectory"
+            )
+    elif problem not in SYNTHETIC:
         raise UsageError(
             f"rollout simulates fresh test data, which exists for {', '.join(SYNTHETIC)}; this "
-            f"checkpoint was trained on {module.hparams.problem} (use revit test on its files)"
+            f"checkpoint was trained on {problem} (use revit test on its files)"
         )
-    traj = run(module.hparams.problem, n_traj, steps + 1, seed)
+    else:
+        if data is not None:
+            raise UsageError("--data is for checkpoints trained on your own fields (custom)")
+        traj = run(problem, n_traj, steps + 1, seed)
     for i, err in enumerate(rollout_mse(module, traj, steps), 1):
         print(f"step {i}: MSE {err:.4e}")
 

@@ -21,6 +21,7 @@ from torch.utils.data import DataLoader, Dataset
 from torchmetrics import MeanSquaredError
 
 from .backbones import Backbone, build_backbone
+from .field_files import FieldLayout, layout_from, read_splits
 from .metrics import VRMSE, EquivarianceError
 from .pde_data import (
     REAL,
@@ -62,6 +63,10 @@ class EmulatorModule(pl.LightningModule):
         every symmetry of the backbone.
     check_equivariance:
         Log the C4 (2D) / O (3D) equivariance error on the first validation batch.
+    layout:
+        Problem ``custom`` (one's own fields): the data's declared layout
+        (:meth:`~revit_equivariant.field_files.FieldLayout.as_dict`). Leave it out: the model
+        adopts the datamodule's layout when it is fitted or tested, and the checkpoint stores it.
 
     Examples
     --------
@@ -88,28 +93,29 @@ class EmulatorModule(pl.LightningModule):
         weight_decay: float = 1e-4,
         delta_scale: float = 0.1,
         check_equivariance: bool = True,
+        layout: dict | None = None,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
-        self.ps = problem_spec(problem)
-        self.out_spec = _sub_spec(self.ps.spec, self.ps.state)
-        self.net = build_backbone(
-            backbone,
-            problem,
-            patch,
-            window,
-            embed_dim,
-            heads,
-            depths,
-            frame_method,
-            periodic,
-            width,
-            modes,
-            img_size,
-        )
         self.val_mse, self.test_mse = MeanSquaredError(), MeanSquaredError()
         self.val_vrmse, self.test_vrmse = VRMSE(), VRMSE()
-        self.equiv_group = "o" if self.ps.spec.dim == 3 else "c4"
+        self.net: torch.nn.Module | None = None
+        if problem != "custom":
+            if layout is not None:
+                raise ValueError("layout is for problem custom (one's own fields)")
+            self._build(problem_spec(problem))
+        elif layout is not None:
+            self._build(FieldLayout(**layout).problem_spec())
+
+    def _build(self, ps) -> None:
+        h = self.hparams
+        self.ps = ps
+        self.out_spec = _sub_spec(ps.spec, ps.state)
+        self.net = build_backbone(
+            h.backbone, ps, h.patch, h.window, h.embed_dim, h.heads, h.depths,
+            h.frame_method, h.periodic, h.width, h.modes, h.img_size,
+        )  # fmt: skip
+        self.equiv_group = "o" if ps.spec.dim == 3 else "c4"
         self.val_equiv = EquivarianceError(self.equiv_group)
 
     def setup(self, stage: str) -> None:
@@ -120,8 +126,25 @@ class EmulatorModule(pl.LightningModule):
                 f"the model is built for problem {self.hparams.problem!r} but the data is "
                 f"{problem!r}: set --model.problem {problem}"
             )
+        if problem != "custom":
+            return
+        dm.setup(stage)  # reads the files: the layout's dim, spec and channels
+        layout = dm.layout.as_dict()
+        if self.net is None:  # adopt the data's declared layout (stored in the checkpoint)
+            self.hparams["layout"] = layout
+            self._build(dm.layout.problem_spec())
+        elif layout != self.hparams.layout:
+            raise ValueError(
+                f"the model was trained on fields {self.hparams.layout} but the data declares "
+                f"{layout}"
+            )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.net is None:
+            raise ValueError(
+                "problem custom: the model takes its fields from the data; fit or test it "
+                "with a datamodule first (or pass layout=...)"
+            )
         base = x[:, list(self.ps.state)]
         return base + self.hparams.delta_scale * (self.net(x) - base)
 
@@ -198,7 +221,14 @@ class PDEDataModule(pl.LightningDataModule):
         Random C4 rotation of every training pair (the "Swin + C4 aug" baseline; 2D).
     test_variant:
         ``id`` | ``rot90`` | ``force45`` for the test split (real data: ``id`` or ``rot90``).
+    fields, static, test_fraction:
+        Problem ``custom`` (your own fields, read from ``path``): field name -> ``scalar`` |
+        ``vector`` | ``pseudovector`` | ``tensor``; the input-only (static) field names; the
+        share of a single file's trajectories kept for testing
+        (:mod:`~revit_equivariant.field_files`). ``test_variant: rot90`` rotates the test
+        pairs by 90 degrees (3D: about the z axis).
     path:
+        Own fields: a ``.npz`` / ``.h5`` file or a folder with ``train.*`` / ``test.*``.
         Real data: The Well's dataset folder (``.../datasets/NAME``, its ``data`` folder or
         any folder with ``train`` / ``valid`` / ``test`` sub-folders of ``.hdf5`` files), or
         the hub snapshot folder with ``train_V.npy`` / ``test_V.npy`` (``kf2d``: validation
@@ -228,6 +258,9 @@ class PDEDataModule(pl.LightningDataModule):
         augment: bool = False,
         test_variant: Variant = "id",
         path: str | None = None,
+        fields: dict[str, str] | None = None,
+        static: list[str] | None = None,
+        test_fraction: float = 0.2,
         batch_size: int = 16,
         num_workers: int = 0,
         seed: int = 0,
@@ -236,6 +269,25 @@ class PDEDataModule(pl.LightningDataModule):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.save_hyperparameters()
+        self.custom = problem == "custom"
+        self.train_traj = self.val_traj = self.test_traj = None
+        self.real_sets: dict[str, Dataset] = {}
+        if self.custom:
+            self.layout = layout_from(fields, static)
+            self.ps = None  # known once the files are read (setup)
+            if path is None:
+                raise ValueError(
+                    "problem custom reads your files: give --data.path FILE.npz|FILE.h5|DIR"
+                )
+            if test_variant == "force45":
+                raise ValueError(
+                    "test_variant force45 exists for the synthetic Kolmogorov flow only"
+                )
+            self.real = False
+            self._read_custom()  # bad files fail here, before a Trainer exists
+            return
+        if fields is not None or static is not None:
+            raise ValueError("fields / static declare one's own data: use them with problem custom")
         self.ps = problem_spec(problem)
         self.real = problem in REAL
         if self.real:
@@ -258,8 +310,6 @@ class PDEDataModule(pl.LightningDataModule):
             )
         if augment and self.ps.spec.dim != 2:
             raise ValueError("C4 augmentation is 2D; 3D problems train without it")
-        self.train_traj = self.val_traj = self.test_traj = None
-        self.real_sets: dict[str, Dataset] = {}
 
     def _sim(self, n: int, seed: int, variant: str = "id") -> torch.Tensor:
         h = self.hparams
@@ -280,8 +330,29 @@ class PDEDataModule(pl.LightningDataModule):
             self.real_sets[split] = ds
         return self.real_sets[split]
 
+    def _read_custom(self) -> None:
+        h = self.hparams
+        splits, self.layout = read_splits(h.path, self.layout, h.test_fraction)
+        self.ps = self.layout.problem_spec()
+        if h.augment and self.ps.spec.dim != 2:
+            raise ValueError("C4 augmentation is 2D; 3D problems train without it")
+        if h.rollout >= splits["train"].shape[1]:
+            raise ValueError(
+                f"rollout {h.rollout} needs more than {splits['train'].shape[1]} frames per "
+                "trajectory"
+            )
+        self.train_traj, self.val_traj, self.test_traj = (
+            splits["train"],
+            splits["valid"],
+            splits["test"],
+        )
+
     def setup(self, stage: str | None = None) -> None:
         h = self.hparams
+        if self.custom:
+            if self.ps is None:
+                self._read_custom()
+            return
         if self.real:
             for split, stages in (("train", ("fit",)), ("valid", ("fit", "validate"))):
                 if stage in (None, *stages):
@@ -326,6 +397,11 @@ class PDEDataModule(pl.LightningDataModule):
             ds = self._real("test")
             if self.hparams.test_variant == "rot90":
                 ds = RotatedPairs(ds, self.ps.spec, 1)
+            return self._wrap(ds, False)
+        if self.custom:
+            ds = PairDataset(self.test_traj, self.ps)
+            if self.hparams.test_variant == "rot90":
+                ds = RotatedPairs(ds, self.ps.spec, 1, _sub_spec(self.ps.spec, self.ps.state))
             return self._wrap(ds, False)
         return self._loader(self.test_traj, 1, False, False)
 

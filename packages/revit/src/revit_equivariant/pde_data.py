@@ -26,6 +26,10 @@ Real problems (read from a local copy, never downloaded; :mod:`revit_equivariant
 * ``kf2d``: the authors' hub Kolmogorov files ``{train,test}_V.npy``
   (:class:`~revit_equivariant.real_data.HubKF2D`), velocity only.
 
+Your own fields: ``custom`` with a declared layout
+(:class:`~revit_equivariant.field_files.FieldLayout`: which named arrays of a ``.npz`` / HDF5
+file are scalars, vectors, pseudovectors, tensors, and which are static inputs).
+
 They take ``path`` in :class:`~revit_equivariant.lightning.PDEDataModule` and one-step pairs; ``test_variant="rot90"``
 rotates the real test pairs by 90 degrees (grid and components).
 """
@@ -38,7 +42,7 @@ from typing import Literal
 import torch
 from torch.utils.data import Dataset
 
-from .group import FieldSpec, rotate
+from .group import R_OZ, FieldSpec, as_matrix, rotate
 from .navier_stokes import (
     Advection2D,
     NavierStokes2D,
@@ -58,6 +62,7 @@ Problem = Literal[
     "MHD_64",
     "active_matter",
     "shear_flow",
+    "custom",
 ]
 SYNTHETIC = ("kolmogorov", "decaying", "advection", "decaying3d")
 REAL = ("kf2d", *WELL_SPECS)
@@ -93,7 +98,14 @@ def problem_spec(problem: str) -> ProblemSpec:
     if problem in WELL_SPECS:
         spec = WELL_SPECS[problem]
         return ProblemSpec(spec, tuple(range(spec.n_channels)))
-    raise ValueError(f"unknown problem {problem!r}; choose {', '.join(SYNTHETIC + REAL)}")
+    if problem == "custom":
+        raise ValueError(
+            "problem custom takes its field spec from the data's declared layout "
+            "(field_files.FieldLayout; --data.fields)"
+        )
+    raise ValueError(
+        f"unknown problem {problem!r}; choose {', '.join((*SYNTHETIC, *REAL, 'custom'))}"
+    )
 
 
 def simulate(
@@ -213,7 +225,9 @@ class PairDataset(Dataset):
 
 
 class RotatedPairs(Dataset):
-    """The pairs of a dataset rotated by ``k`` quarter turns (grid and components, 2D).
+    """The pairs of a dataset rotated by ``k`` quarter turns (grid and components).
+
+    2D: ``k`` powers of the C4 generator; 3D: ``k`` quarter turns about the z axis.
 
     Examples
     --------
@@ -224,10 +238,14 @@ class RotatedPairs(Dataset):
     True
     """
 
-    def __init__(self, pairs: Dataset, spec: FieldSpec, k: int = 1) -> None:
-        if spec.dim != 2:
-            raise ValueError("rotated test pairs are 2D (C4); use the O-group metrics in 3D")
-        self.pairs, self.spec, self.k = pairs, spec, k
+    def __init__(
+        self, pairs: Dataset, spec: FieldSpec, k: int = 1, y_spec: FieldSpec | None = None
+    ) -> None:
+        if spec.dim not in (2, 3):
+            raise ValueError(f"rotated test pairs need a 2D or 3D field spec, got {spec.dim}D")
+        self.pairs, self.spec, self.y_spec = pairs, spec, y_spec or spec
+        # 2D: g^k of C4; 3D: k quarter turns about the z axis (an element of O)
+        self.k = k if spec.dim == 2 else torch.linalg.matrix_power(as_matrix(R_OZ), k % 4)
 
     def __len__(self) -> int:
         return len(self.pairs)
@@ -236,7 +254,7 @@ class RotatedPairs(Dataset):
         item = self.pairs[i]
         return {
             "x": rotate(item["x"][None], self.spec, self.k)[0],
-            "y": rotate(item["y"], self.spec, self.k),
+            "y": rotate(item["y"], self.y_spec, self.k),
         }
 
 

@@ -1,4 +1,5 @@
-"""The figure of the Kolmogorov benchmark: one-step MSE per test set, rollout MSE per step."""
+"""The figures of the benchmark: one-step MSE per test set and rollout MSE per step
+(:func:`comparison_figure`); validation learning curves over seeds (:func:`learning_curves_figure`)."""
 
 from __future__ import annotations
 
@@ -39,5 +40,29 @@ def comparison_figure(rows: Sequence[Mapping[str, Any]], curves: Mapping[str, Se
     axes[1].set(xlabel="rollout step", ylabel="MSE", title="autoregressive rollout (id test)")
     axes[1].set_yscale("log")
     axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def learning_curves_figure(curves: Mapping[str, Mapping[int, Sequence[float]]]):
+    """Validation MSE per epoch of every model: the mean over seeds, the min-max band shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    for name, by_seed in curves.items():
+        runs = list(by_seed.values())
+        n = min(len(c) for c in runs)
+        epochs = range(1, n + 1)
+        mean = [sum(c[e] for c in runs) / len(runs) for e in range(n)]
+        (line,) = ax.plot(epochs, mean, label=name.split(" (")[0])
+        lo = [min(c[e] for c in runs) for e in range(n)]
+        hi = [max(c[e] for c in runs) for e in range(n)]
+        ax.fill_between(epochs, lo, hi, color=line.get_color(), alpha=0.2)
+    ax.set(xlabel="epoch", ylabel="validation one-step MSE", title="learning curves (band: seeds)")
+    ax.set_yscale("log")
+    ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

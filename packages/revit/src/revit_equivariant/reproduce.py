@@ -1,10 +1,9 @@
 """``revit reproduce``: the paper's headline comparison at CPU scale, offline.
 
 Paper: "ReViT: Rotational-equivariant Vision Transformers for Neural PDE Solvers" (Wei, List,
-Thuerey, ICML 2026). One section per claim; sizes in ``configs/reproduce/{quick,full,paper}.yaml``.
-The rows of the trained tables are the ``revit fit`` configs named under ``rows`` (``configs/``),
-read by :func:`~revit_equivariant.benchmark.read_fit_config`: ``--preset full`` trains each
-config as written, a preset's ``data`` / ``model`` / ``epochs`` keys override them.
+Thuerey, ICML 2026). One section per claim; sizes in ``configs/reproduce/{quick,full,paper}.yaml``;
+table rows are the ``revit fit`` configs named under ``rows`` (``benchmark.read_fit_config``):
+``--preset full`` trains each as written, a preset's ``data`` / ``model`` / ``epochs`` override.
 
 1. ``kolmogorov``: on 2D Kolmogorov flow, ReViT is exactly C4-equivariant after training
    (rot90/id = 1) where the same Swin backbone is not, at a small compute overhead; against
@@ -12,6 +11,8 @@ config as written, a preset's ``data`` / ``model`` / ``epochs`` keys override th
    installed) and persistence (:func:`~revit_equivariant.benchmark.kolmogorov_table`).
 2. ``exactness``: exact C4 / O equivariance at random init, float32 and float64.
 3. ``flow3d``: ReViT3d trained on a 3D flow stays exactly equivariant over all 24 rotations of O.
+4. ``seeds2d``: accuracy on a small Kolmogorov setting trained to convergence, 3 seeds, mean ±
+   spread, learning curves (:func:`~revit_equivariant.benchmark.seeds_result`).
 """
 
 from __future__ import annotations
@@ -101,6 +102,20 @@ def flow3d_section(s: Flow3dSetting, seed: int) -> Table:
     return o_group_table(_configs(s.rows, s), seed)
 
 
+@dataclass
+class SeedsSetting(Flow3dSetting):  # rows, data, model, epochs, threads; plus the seed count
+    seeds: int = 3
+
+
+def seeds2d_section(s: SeedsSetting, seed: int) -> SectionResult:
+    from icml26_shared.experiment import seeds
+
+    from .benchmark import seeds_result
+
+    _threads(s.threads)
+    return SectionResult(*seeds_result(_configs(s.rows, s), seeds(s, seed)))
+
+
 EXPERIMENT = Experiment(
     "revit-equivariant",
     [
@@ -122,6 +137,13 @@ EXPERIMENT = Experiment(
             flow3d_section,
             "a trained ReViT3d stays exactly equivariant over all 24 rotations of O",
             Flow3dSetting,
+        ),
+        Section(
+            "seeds2d",
+            seeds2d_section,
+            "small 2D Kolmogorov setting trained to convergence: ReViT's in-distribution MSE vs "
+            "the same Swin (matched parameters), lowest rotated-data MSE (3 seeds, curves)",
+            SeedsSetting,
         ),
     ],
     import_name="revit_equivariant",
