@@ -57,6 +57,18 @@ def _full_matrix(g: torch.Tensor) -> torch.Tensor:
     return torch.diag(g) if g.dim() == 1 else g
 
 
+def _weights(terms: Terms, env: torch.Tensor, rows: torch.Tensor):
+    """Environment weights ``W0..W3`` of the block rows ``rows`` against all terms, each ``(U, T)``."""
+    al = terms.alpha
+    ar = al.conj()
+    au = al[rows]
+    e0, e1, e2, e3 = (e[rows] for e in env)
+    w0 = au[:, None] * ar[None, :] * e0 + ar[None, :] * e1 + au[:, None] * e2 + e3
+    w1 = ar[None, :] * e0 + e2
+    w2 = au[:, None] * e0 + e1
+    return w0, w1, w2, e0
+
+
 def block_system(
     terms: Terms,
     grams: Sequence[torch.Tensor],
@@ -67,19 +79,15 @@ def block_system(
     """Hermitian block ``H_uu`` (``(U n, U n)``) and right side ``-H_uk k`` (``(U n,)``) of axis ``j``.
 
     ``env`` holds the environment states ``(4, T, T)``; ``unknown_rows`` the term rows of the unknown.
+    Only the rows of the unknown are formed (memory ``O(U T n^2)``, not ``O(T^2 n^2)``).
     """
     g = _full_matrix(grams[j])  # (n, n)
     mu = terms.mult[j]  # (T, n)
-    al = terms.alpha
-    e0, e1, e2, e3 = env
-    ar = al.conj()
-    w0 = al[:, None] * ar[None, :] * e0 + ar[None, :] * e1 + al[:, None] * e2 + e3
-    w1 = ar[None, :] * e0 + e2
-    w2 = al[:, None] * e0 + e1
-    w3 = e0
-    mg = mu[:, :, None] * g[None]  # (T, n, n): diag(mu_t) G
-    gm = g[None] * mu.conj()[:, None, :]  # (S, n, n): G diag(conj mu_s)
-    mgm = mu[:, None, :, None] * g[None, None] * mu.conj()[None, :, None, :]  # (T, S, n, n)
+    rows = unknown_rows
+    w0, w1, w2, w3 = _weights(terms, env, rows)
+    mg = mu[rows][:, :, None] * g[None]  # (U, n, n): diag(mu_t) G
+    gm = g[None] * mu.conj()[:, None, :]  # (T, n, n): G diag(conj mu_s)
+    mgm = mu[rows][:, None, :, None] * g[None, None] * mu.conj()[None, :, None, :]  # (U, T, n, n)
     m = (
         w0[..., None, None] * g
         + w1[..., None, None] * mg[:, None]
@@ -87,14 +95,66 @@ def block_system(
         + w3[..., None, None] * mgm
     )
     h = m.conj()  # loss = sum_ts z_t^H conj(M_ts) z_s with z_t = c_t as a column
-    known = torch.ones(h.shape[0], dtype=torch.bool)
-    known[unknown_rows] = False
-    huu = h[unknown_rows][:, unknown_rows]  # (U, U, n, n)
-    huk = h[unknown_rows][:, known]  # (U, K, n, n)
+    known = torch.ones(terms.alpha.shape[0], dtype=torch.bool)
+    known[rows] = False
+    huu = h[:, rows]  # (U, U, n, n)
+    huk = h[:, known]  # (U, K, n, n)
     z_known = terms.coeffs[j][known]  # (K, n)
     rhs = -torch.einsum("uknm,km->un", huk, z_known)
     u, n = huu.shape[0], huu.shape[-1]
     return huu.permute(0, 2, 1, 3).reshape(u * n, u * n), rhs.reshape(u * n)
+
+
+def diagonal_block_system(
+    terms: Terms,
+    grams: Sequence[torch.Tensor],
+    env: torch.Tensor,
+    j: int,
+    unknown_rows: torch.Tensor,
+    modes: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The block system of a periodic axis (diagonal Gram) as ``n`` independent ``U x U`` systems.
+
+    With ``G`` and every multiplier diagonal, ``M_ts`` is diagonal, so the block decouples by
+    wavenumber: returns ``A`` of shape ``(2 modes + 1, U, U)`` and ``b`` of shape
+    ``(2 modes + 1, U)`` for the wavenumbers ``-modes..modes`` of the model (cost ``O(U T n)``).
+    """
+    g = grams[j]  # (n,)
+    mu = terms.mult[j]  # (T, n)
+    rows = unknown_rows
+    w0, w1, w2, w3 = _weights(terms, env, rows)
+    mur, muc = mu[rows], mu.conj()
+    m = (
+        w0[..., None] * g
+        + w1[..., None] * (mur[:, None, :] * g)
+        + w2[..., None] * (g * muc[None, :, :])
+        + w3[..., None] * (mur[:, None, :] * g * muc[None, :, :])
+    )  # (U, T, n)
+    h = m.conj()
+    known = torch.ones(terms.alpha.shape[0], dtype=torch.bool)
+    known[rows] = False
+    rhs = -torch.einsum("usn,sn->un", h[:, known], terms.coeffs[j][known])
+    huu = h[:, rows]  # (U, U, n)
+    pad = terms.modes[j] - modes
+    n = huu.shape[-1]
+    sl = slice(pad, n - pad)
+    return huu[..., sl].permute(2, 0, 1), rhs[:, sl].T
+
+
+def _batched_pinv_solve(a: torch.Tensor, b: torch.Tensor, rcond: float = 1e-13) -> torch.Tensor:
+    """``(n, U, U)`` Hermitian systems, ``(n, U)`` right sides -> ``(n, U)`` (shared eigenvalue cut-off)."""
+    a = 0.5 * (a + a.conj().transpose(-1, -2))
+    if not torch.isfinite(a).all() or not torch.isfinite(b).all():
+        raise FloatingPointError("ALS block system is not finite (diverged or overflowing factors)")
+    scale = a.abs().amax().clamp_min(1e-300)
+    lam, v = torch.linalg.eigh(a / scale)
+    lam = lam * scale
+    keep = lam > rcond * lam.abs().amax().clamp_min(1e-300)
+    inv = torch.where(
+        keep, 1.0 / torch.where(keep, lam, torch.ones_like(lam)), torch.zeros_like(lam)
+    )
+    vb = torch.einsum("nvu,nv->nu", v.conj(), b)
+    return torch.einsum("nuv,nv->nu", v, inv.to(CDTYPE) * vb)
 
 
 def _pinv_solve(a: torch.Tensor, b: torch.Tensor, rcond: float = 1e-13) -> torch.Tensor:
@@ -204,6 +264,9 @@ def als_solve(
                 )
             for j in range(d):
                 a_tot = b_tot = None
+                diagonal = model.axes[j].kind == "periodic" and all(
+                    st["grams"][j].dim() == 1 for st in states
+                )
                 for _p, st in zip(pieces, states, strict=True):
                     terms = st["terms"]
                     pre, suf = st["prefix"], st["suffix"][j + 1]
@@ -217,14 +280,23 @@ def als_solve(
                         env = pre
                     else:
                         env = poly_mul(pre, suf)
-                    a, b = block_system(terms, st["grams"], env, j, st["rows"])
-                    emb = _embedding(model, j, terms.modes[j])  # (n, p)
-                    big = torch.block_diag(*([emb] * act.numel()))
-                    a = p.weight * big.conj().T @ a @ big
-                    b = p.weight * big.conj().T @ b
+                    if diagonal:
+                        a, b = diagonal_block_system(
+                            terms, st["grams"], env, j, st["rows"], model.axes[j].modes
+                        )
+                        a, b = _p.weight * a, _p.weight * b
+                    else:
+                        a, b = block_system(terms, st["grams"], env, j, st["rows"])
+                        emb = _embedding(model, j, terms.modes[j])  # (n, p)
+                        big = torch.block_diag(*([emb] * act.numel()))
+                        a = _p.weight * big.conj().T @ a @ big
+                        b = _p.weight * big.conj().T @ b
                     a_tot = a if a_tot is None else a_tot + a
                     b_tot = b if b_tot is None else b_tot + b
-                x = _pinv_solve(a_tot, b_tot, rcond).reshape(act.numel(), -1)
+                if diagonal:
+                    x = _batched_pinv_solve(a_tot, b_tot, rcond).T.contiguous()
+                else:
+                    x = _pinv_solve(a_tot, b_tot, rcond).reshape(act.numel(), -1)
                 if j < d - 1:  # unit rows; the scale is re-absorbed when the next block is solved
                     nrm = x.abs().pow(2).sum(1, keepdim=True).sqrt()
                     x = torch.where(nrm > 0, x / nrm.clamp_min(1e-300), x)

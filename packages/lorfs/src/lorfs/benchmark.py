@@ -4,8 +4,8 @@ Paper: Kaminsky, Freedman, Radinsky, "Overcoming PINNs Failure Modes in High Dim
 Low-Rank Fourier Sum", ICML 2026 (notes, Sec. B4: problems x methods, relative L2 error and
 wall time).
 
-- :func:`solve_problem`: LoRFS (exact greedy + joint ALS for linear problems, block
-  Gauss-Newton from the initial condition for nonlinear ones)
+- :func:`solve_problem`: LoRFS (exact greedy + joint ALS for linear problems, causal time
+  slabs with Picard linearisation and closed-form nonlinear terms for nonlinear ones)
 - :func:`train_pinn`: a PINN baseline trained with Lightning on the same problem
 - :func:`spectral_run`: the full-tensor spectral ceiling (linear, ``D <= 3``)
 - :func:`compare_losses`: closed-form residual vs exact quadrature vs Monte Carlo
@@ -48,28 +48,39 @@ def solve_problem(
     sweeps: int | None = None,
     seed: int = 0,
     n_test: int = 10_000,
+    slabs: int = 20,
+    picard: int = 30,
 ) -> MethodRun:
-    """Solve with LoRFS; the timing covers the whole solve (not the evaluation)."""
+    """Solve with LoRFS; the timing covers the whole solve (not the evaluation).
+
+    Linear problems: exact greedy + joint ALS (:func:`lorfs.als.solve_linear`). Nonlinear ones:
+    causal time slabs with Picard linearisation and closed-form nonlinear terms
+    (:func:`lorfs.time_slabs.solve_nonlinear`; ``slabs``, ``picard``, ``sweeps`` per Picard step).
+    """
     from .als import solve_linear
-    from .gauss_newton import gauss_newton_solve, initial_condition_start
+    from .time_slabs import solve_nonlinear
 
     problem = build_problem(name, params)
     start = time.perf_counter()
     if problem.is_linear:
         model, _ = solve_linear(problem, rank=rank, modes=modes, sweeps=sweeps or 8, seed=seed)
         solver = "ALS"
+        axes = model.axes
+        n_params = sum(2 * ax.n_params * model.rank for ax in axes)
     else:
-        if problem.dim > 3:
-            raise ValueError("nonlinear problems need D <= 3 (tensor quadrature)")
-        model = LowRankFourierSum(
-            problem.make_axes(modes), problem.rank if rank is None else rank, seed=seed
+        model = solve_nonlinear(
+            problem,
+            rank=problem.rank if rank is None else rank,
+            modes=modes,
+            slabs=slabs,
+            picard=picard,
+            sweeps=sweeps or 2,
+            seed=seed,
         )
-        initial_condition_start(model, problem)
-        gauss_newton_solve(model, problem, sweeps=sweeps or 40)
-        solver = "Gauss-Newton"
+        solver = f"time slabs ({slabs}) + Picard"
+        n_params = sum(2 * f.numel() for u in model.fields for f in u.factors)
     seconds = time.perf_counter() - start
     err = relative_error_on(problem, model, n=n_test, seed=seed + 1)
-    n_params = sum(2 * ax.n_params * model.rank for ax in model.axes)
     return MethodRun(problem.name, "LoRFS", err, seconds, n_params, model.rank, solver)
 
 

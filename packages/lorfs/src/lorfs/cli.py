@@ -3,7 +3,7 @@
 ``fit/validate/test/predict`` (LightningCLI over :class:`~lorfs.lightning.LoRFSModule`
 or the :class:`~lorfs.lightning.PINNModule` baseline, chosen with ``--model.class_path``, and
 :class:`~lorfs.lightning.ProblemDataModule`), ``reproduce``, and the package commands
-``solve`` (exact ALS / Gauss-Newton), ``benchmark`` (LoRFS vs PINN on one problem),
+``solve`` (exact ALS / time slabs; ``--spec`` for your own PDE), ``benchmark`` (LoRFS vs PINN on one problem),
 ``check-loss`` (closed form vs exact quadrature vs Monte Carlo) and ``evaluate`` (a checkpoint).
 
 Nothing heavy is imported at start-up: each command imports torch (and lightning, for the
@@ -30,6 +30,7 @@ ProblemName = Literal[
     "torus_heat",
     "convection_nd",
     "dirichlet_poisson",
+    "reaction_diffusion_nd",
 ]
 
 
@@ -42,22 +43,57 @@ def solve(
     params: dict[str, float] | None = None,
     rank: int | None = None,
     modes: list[int] | int | None = None,
-    sweeps: int = 8,
+    sweeps: int | None = None,
+    slabs: int = 20,
     seed: int = 0,
+    spec: Path | None = None,
+    out: Path | None = None,
 ) -> None:
-    """Solve one problem with LoRFS (exact ALS if linear, block Gauss-Newton if not).
+    """Solve one problem with LoRFS: a registry problem, or your own PDE with ``--spec pde.yaml``.
+
+    Registry problems: exact ALS if linear, causal time slabs + Picard if nonlinear. ``--spec``:
+    the PDE of a YAML file (axes, operator, reaction, initial condition / source, see the
+    README), solved with automatic rank growth until the residual tolerance; progress goes to
+    stderr; ``--out DIR`` writes ``solution.npz``, ``result.json`` and ``solution.png``.
 
     Args:
-        problem: Registry problem name.
+        problem: Registry problem name (ignored with ``--spec``).
         params: Problem parameters, e.g. ``{beta: 50}`` or ``{d: 100}``.
         rank: Number of rank-one terms (default: the problem's).
-        modes: Fourier modes per axis (one int for all, or a list).
-        sweeps: ALS / Gauss-Newton sweeps.
+        modes: Fourier modes per axis (one int for all, or a list; time: per slab if nonlinear).
+        sweeps: ALS sweeps (per Picard step if nonlinear).
+        slabs: Time slabs of the nonlinear solver.
         seed: Seed of the initialisation.
+        spec: A YAML PDE specification (your own PDE).
+        out: Output folder for ``--spec`` runs.
     """
+    import sys
+
+    if spec is not None:
+        from .pde_spec import build_spec_problem, load_spec, solve_spec, write_outputs
+
+        spec_path = Path(spec)
+        problem_obj, settings = build_spec_problem(load_spec(spec_path), spec_path.parent)
+        run = solve_spec(
+            problem_obj, settings, progress=lambda msg: print(msg, file=sys.stderr, flush=True)
+        )
+        last = run.history[-1]
+        err = f", relative L2 error {last['error']:.3e}" if "error" in last else ""
+        print(
+            f"{problem_obj.name}: LoRFS rank {last['rank']}, relative residual {last['residual']:.3e}"
+            f"{err}, {run.seconds:.1f} s"
+        )
+        if out is not None:
+            write_outputs(run, Path(out))
+            print(f"wrote {Path(out) / 'solution.npz'}, result.json, solution.png")
+        return
+    if out is not None:
+        raise ValueError("--out is written by --spec runs; registry problems print their result")
     from .benchmark import solve_problem
 
-    run = solve_problem(problem, _params(params), rank=rank, modes=modes, sweeps=sweeps, seed=seed)
+    run = solve_problem(
+        problem, _params(params), rank=rank, modes=modes, sweeps=sweeps, seed=seed, slabs=slabs
+    )
     print(
         f"{run.problem}: LoRFS rank {run.rank}, {run.n_params} parameters, "
         f"relative L2 error {run.error:.3e}, {run.seconds:.2f} s ({run.solver})"

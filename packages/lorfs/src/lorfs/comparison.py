@@ -6,7 +6,7 @@ the same machine by the public runners of :mod:`lorfs.benchmark` and
 :mod:`lorfs.deepxde_anchor`:
 
 1. :func:`headline_table`: each cell ``relative L2 error / seconds`` for LoRFS (exact ALS or
-   block Gauss-Newton), the PINN (4 x 50 tanh MLP, Latin-hypercube collocation, Adam then
+   time slabs + Picard), the PINN (4 x 50 tanh MLP, Latin-hypercube collocation, Adam then
    L-BFGS, float32 and float64), a Fourier-feature PINN, a separable PINN, DeepXDE's PINN and
    the full-tensor spectral ceiling (linear, ``D <= 3``);
 2. :func:`high_d_table`: error and time vs ``d`` for LoRFS on the torus problems and for the
@@ -94,8 +94,10 @@ def headline_table(
             f"PINN budget: {budget.adam_steps} Adam steps (lr 1e-3) + {budget.lbfgs_steps} L-BFGS "
             f"steps of 50 iterations, {budget.collocation} Latin-hypercube collocation points, "
             "4 x 50 tanh MLP (FF-PINN: 64 random Fourier features; SPINN: per-axis 4 x 50 MLPs, "
-            "16 features). LoRFS: exact greedy + joint ALS (linear) or block Gauss-Newton from "
-            "the initial condition (nonlinear), float64. spectral: full-tensor least squares in "
+            "16 features). LoRFS: exact greedy + joint ALS (linear) or causal time slabs with "
+            "Picard linearisation and closed-form (convolution) nonlinear terms (nonlinear), "
+            "float64; references: exact (convection, reaction, torus, Dirichlet) or ETDRK4 "
+            "(reaction-diffusion, Allen-Cahn). spectral: full-tensor least squares in "
             "the same bases (linear, D <= 3). DeepXDE: DeepXDE's FNN PINN (PyTorch backend) with "
             "the PINN's architecture and budget, "
             + ("float32." if deepxde_available() else "skipped: deepxde is not installed.")

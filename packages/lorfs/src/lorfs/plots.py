@@ -79,3 +79,18 @@ def variance_figure(rows: Sequence[dict]):
     ax.set_ylabel("relative std of the loss estimate")
     ax.legend(fontsize=7)
     return fig
+
+
+def nonlinear_figure(rows: Sequence[tuple[str, float]]):
+    """Bar chart (log scale) of LoRFS's relative L2 error per nonlinear problem."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    names = [r[0] for r in rows]
+    ax.bar(range(len(rows)), [max(r[1], 1e-16) for r in rows], color="tab:blue")
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels(names, rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("relative L2 error vs reference")
+    ax.set_title("LoRFS time slabs on the nonlinear benchmarks")
+    fig.tight_layout()
+    return fig
