@@ -1,5 +1,6 @@
 """Lightning parts: the shared contract, the data module, the cached prior training."""
 
+import pytest
 import torch
 from icml26_shared.contract import check_contract
 from weakprior.ddim import FewStepDDIM
@@ -61,3 +62,21 @@ def test_issue_scale_24px_end_to_end(tmp_path):
         solver = NoiseOptimisationSolver(FewStepDDIM(prior.eps), op, iterations=2, best_k=1)
         est = solver.solve(measure(op, x, 0.01), tuple(x.shape)).x
         assert est.shape == x.shape and est.abs().max() <= 1.0 + 1e-5
+
+
+def test_ema_weights_are_the_exponential_average_and_are_the_prior():
+    """ema <- d ema + (1 - d) theta after each step (the first step copies); eps uses the EMA."""
+    m = DDPMPriorModule(image_size=8, width=8, ema_decay=0.75)
+    m.on_train_batch_end(None, None, 0)  # first update: a copy of the weights
+    theta0 = [p.detach().clone() for p in m.net.parameters()]
+    with torch.no_grad():
+        for p in m.net.parameters():
+            p.add_(1.0)
+    m.on_train_batch_end(None, None, 1)
+    for p0, pe in zip(theta0, m.ema_net.module.parameters(), strict=True):
+        torch.testing.assert_close(pe, p0 + 0.25)
+    x, t = torch.randn(2, 1, 8, 8), torch.tensor([3, 500])
+    torch.testing.assert_close(m.eps(x, t), m.ema_net.module(x, t))
+    assert not torch.allclose(m.eps(x, t), m.net(x, t))
+    with pytest.raises(ValueError, match="ema_decay"):
+        DDPMPriorModule(image_size=8, width=8, ema_decay=1.0)

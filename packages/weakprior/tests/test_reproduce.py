@@ -19,7 +19,15 @@ def test_presets_validate():
 def test_miniature_reproduce_writes_json_markdown_and_png(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "no-weights"))
     report = run_reproduce(PAPER, tmp_path, preset="quick", overrides=[TINY], log=False)
-    main, gap, full, ssim_table, ssim_miss = report.sections["mismatch"].tables
+    tables = report.sections["mismatch"].tables
+    over_seeds, gap_seeds, margin = tables[:3]
+    main, gap, full, ssim_table, ssim_miss = tables[3:]
+    assert "over 2 seeds" in over_seeds.title and "(seed 0)" in main.title
+    assert all("±" in r["keep0.5"] for r in over_seeds.rows + gap_seeds.rows + margin.rows)
+    assert [r["mismatched prior"] for r in gap_seeds.rows] == ["faces", "under-trained"]
+    assert {(r["solver"], r["prior"]) for r in margin.rows} == {
+        ("weak", "digits"), ("weak", "faces"), ("weak", "under-trained"), ("dmplug", "digits"),
+        ("dps", "digits")}  # fmt: skip
     rows = {(r["solver"], r["prior"]) for r in main.rows}
     assert rows == {("weak", "digits"), ("weak", "faces"), ("weak", "under-trained"),
                     ("dmplug", "digits"), ("dps", "digits"), ("tv", "none")}  # fmt: skip
@@ -62,5 +70,24 @@ def test_quick_reproduce_claims(tmp_path):
     main, gap = report.sections["mismatch"].tables[:2]
     main = {(r["solver"], r["prior"]): r for r in main.rows}
     gap = {r["mismatched prior"]: r for r in gap.rows}
-    assert gap["under-trained"]["keep0.5"] > 0  # the matched prior beats a 5 %-trained one
+    # the matched prior beats a 5 %-trained one on every seed's mean
+    assert float(gap["under-trained"]["keep0.5"].split()[0]) > 0
     assert float(main[("weak", "faces")]["keep0.8"].split()[0]) > 18
+    assert {"dps-deepinv", "diffpir-deepinv", "ddrm-deepinv"} <= {s for s, _ in main}
+
+
+def test_seed_tables_pair_the_seeds():
+    """Gap and TV margin are means of per-seed differences, with Student-t 95 % intervals."""
+    from scipy.stats import t
+    from weakprior.prior_mismatch import seed_tables
+
+    per_seed = [
+        {("f", "weak", "f"): {"k": 20.0 + d}, ("f", "weak", "n"): {"k": 19.0 + d},
+         ("f", "tv", "none"): {"k": 18.0 + 2 * d}}
+        for d in (0.0, 1.0, 2.0)
+    ]  # fmt: skip
+    psnr, gap, margin = seed_tables(per_seed, ["k"])
+    assert [r["k"] for r in psnr.rows][0] == f"21.00 ± {t.ppf(0.975, 2) / 3**0.5:.2f}"
+    assert gap.rows[0]["k"] == "1.00 ± 0.00"  # the same 1 dB on every seed: no spread
+    margins = {r["prior"]: r["k"] for r in margin.rows}
+    assert margins["f"] == f"1.00 ± {t.ppf(0.975, 2) / 3**0.5:.2f}"  # 2, 1, 0 dB over TV

@@ -153,6 +153,15 @@ class DDPMPriorModule(pl.LightningModule):
         ``T`` of the linear schedule (1000).
     sample_steps:
         DDIM steps used by ``predict_step``.
+    ema_decay:
+        Decay of the exponential moving average of the weights (0 = no EMA). With EMA the
+        averaged copy ``ema_net`` is the prior (:meth:`eps`, ``forward``, sampling), as with the
+        paper's google/ddpm-ema checkpoints (Ho et al. 2020 keep an EMA with decay 0.9999).
+
+    References
+    ----------
+    Ho, Jain, Abbeel, "Denoising Diffusion Probabilistic Models", NeurIPS 2020 (the eps-MSE);
+    Jia et al., "Weak diffusion priors for inverse problems", ICML 2026 (the priors' role).
 
     Examples
     --------
@@ -170,8 +179,11 @@ class DDPMPriorModule(pl.LightningModule):
         lr: float = 2e-3,
         num_train_timesteps: int = 1000,
         sample_steps: int = 3,
+        ema_decay: float = 0.0,
     ) -> None:
         super().__init__()
+        if not 0.0 <= ema_decay < 1.0:
+            raise ValueError(f"ema_decay must lie in [0, 1), got {ema_decay}")
         self.save_hyperparameters()
         if backbone == "tiny":
             self.net = TinyUNet(channels, width)
@@ -182,29 +194,50 @@ class DDPMPriorModule(pl.LightningModule):
         self.register_buffer(
             "alphas_cumprod", linear_alphas_cumprod(num_train_timesteps).float(), persistent=False
         )
+        self.ema_net = None
+        if ema_decay > 0:
+            from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+
+            self.ema_net = AveragedModel(
+                self.net, multi_avg_fn=get_ema_multi_avg_fn(ema_decay), use_buffers=True
+            )
+            self.ema_net.requires_grad_(False)
+
+    @property
+    def prior_net(self) -> nn.Module:
+        """The network used as the prior: the EMA copy when ``ema_decay > 0``, else ``net``."""
+        return self.net if self.ema_net is None else self.ema_net.module
+
+    def on_train_batch_end(self, outputs, batch, batch_idx) -> None:
+        if self.ema_net is not None:
+            self.ema_net.update_parameters(self.net)
 
     def forward(self, x: torch.Tensor, t: torch.Tensor | None = None) -> torch.Tensor:
         """eps-prediction at integer timesteps ``t`` (``(B,)``; default ``T // 2``)."""
         if t is None:
             t = torch.full((x.shape[0],), self.hparams.num_train_timesteps // 2, dtype=torch.long)
-        return self.net(x, t.to(x.device))
+        return self.prior_net(x, t.to(x.device))
 
     def eps(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-        """The ``eps_model(x_t, t)`` callable used by the solvers."""
-        return self.net(x, t.to(x.device))
+        """The ``eps_model(x_t, t)`` callable used by the solvers (the EMA weights if any)."""
+        return self.prior_net(x, t.to(x.device))
 
-    def eps_loss(self, x0: torch.Tensor, gen: torch.Generator | None = None) -> torch.Tensor:
+    def eps_loss(
+        self, x0: torch.Tensor, gen: torch.Generator | None = None, net: nn.Module | None = None
+    ) -> torch.Tensor:
         """The DDPM eps-MSE ``|| eps - eps_theta(sqrt(abar_t) x0 + sqrt(1 - abar_t) eps, t) ||^2``.
 
         ``t`` uniform on ``0..T-1`` and ``eps ~ N(0, I)``, drawn from ``gen`` (or the global
-        generator); the training, validation and test steps all use it.
+        generator); the training, validation and test steps all use it (validation and test
+        score ``net``, the EMA weights when there are any; training always ``self.net``).
         """
+        net = self.net if net is None else net
         b = x0.shape[0]
         t = torch.randint(0, self.hparams.num_train_timesteps, (b,), generator=gen)
         noise = torch.randn(x0.shape, generator=gen).to(x0)
         a = self.alphas_cumprod[t].view(-1, 1, 1, 1).to(x0)
         xt = a.sqrt() * x0 + (1 - a).sqrt() * noise
-        return F.mse_loss(self.net(xt, t.to(x0.device)), noise)
+        return F.mse_loss(net(xt, t.to(x0.device)), noise)
 
     def training_step(self, batch, batch_idx):
         loss = self.eps_loss(batch[0])
@@ -212,7 +245,7 @@ class DDPMPriorModule(pl.LightningModule):
         return loss
 
     def validation_step(self, batch, batch_idx):
-        loss = self.eps_loss(batch[0], torch.Generator().manual_seed(batch_idx))
+        loss = self.eps_loss(batch[0], torch.Generator().manual_seed(batch_idx), self.prior_net)
         self.log("val/eps_mse", loss, prog_bar=True)
         return loss
 
@@ -227,7 +260,7 @@ class DDPMPriorModule(pl.LightningModule):
         return FewStepDDIM(self.eps, ts, self.alphas_cumprod.double())(z)
 
     def configure_optimizers(self):
-        return torch.optim.Adam(self.parameters(), lr=self.hparams.lr)
+        return torch.optim.Adam(self.net.parameters(), lr=self.hparams.lr)
 
 
 class ImageDomainDataModule(pl.LightningDataModule):
@@ -278,8 +311,50 @@ class ImageDomainDataModule(pl.LightningDataModule):
 
 
 def cache_dir() -> Path:
-    """Folder of cached priors: ``$WEAKPRIOR_CACHE`` or ``~/.cache/weakprior``."""
+    """Folder of the package's cache: ``$WEAKPRIOR_CACHE`` or ``~/.cache/weakprior``."""
     return Path(os.environ.get("WEAKPRIOR_CACHE", Path.home() / ".cache" / "weakprior"))
+
+
+def prior_cache() -> Path:
+    """Folder of the cached priors, ``cache_dir() / "priors"``: the one cache of
+    :func:`train_prior` whether it is called from Python, ``weakprior reconstruct`` or
+    ``weakprior reproduce``."""
+    return cache_dir() / "priors"
+
+
+class StepProgress(pl.Callback):
+    """A progress bar over optimiser steps (``max_steps``), not over epochs.
+
+    Drawn only on a terminal (:func:`icml26_shared.progress.progress_enabled`); the loss of the
+    last step is shown on the bar.
+    """
+
+    def __init__(self, total: int, desc: str = "prior") -> None:
+        self.total, self.desc, self.bar = int(total), desc, None
+
+    def on_train_start(self, trainer, pl_module) -> None:
+        from icml26_shared.progress import progress_enabled
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=self.total, desc=self.desc, disable=not progress_enabled(),
+                        leave=False)  # fmt: skip
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+            if isinstance(outputs, dict) and "loss" in outputs:
+                self.bar.set_postfix(eps_mse=f"{float(outputs['loss']):.4f}", refresh=False)
+
+    def on_train_end(self, trainer, pl_module) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def prior_key(**config) -> str:
+    """The cache key of a prior: a hash of its training configuration."""
+    if not config.get("ema_decay"):
+        config.pop("ema_decay", None)  # priors without EMA keep their 0.1 keys
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def train_prior(
@@ -292,30 +367,53 @@ def train_prior(
     seed: int = 0,
     backbone: str = "diffusers",
     cache: Path | None = None,
+    ema_decay: float = 0.0,
 ) -> DDPMPriorModule:
-    """Train (or load from the cache) a prior on ``domain`` for ``steps`` Adam steps."""
+    """Train (or load from the cache) a prior on ``domain`` for ``steps`` Adam steps.
+
+    The weights are cached under :func:`prior_cache` (or ``cache``) by a hash of the
+    configuration, so a prior trained here is reused by ``weakprior reconstruct`` and
+    ``weakprior reproduce`` with the same settings, and the other way round. Training shows a
+    progress bar over the steps on a terminal; the file is written atomically.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     prior = train_prior("digits", 2, image_size=8, width=8, batch_size=4, cache=d)
+    >>> prior.eps(torch.zeros(1, 1, 8, 8), torch.tensor([10])).shape
+    torch.Size([1, 1, 8, 8])
+    """
     if steps < 1:
         raise ValueError(f"prior training steps must be >= 1, got {steps}")
-    config = dict(domain=domain, steps=steps, image_size=image_size, width=width,
-                  batch_size=batch_size, lr=lr, seed=seed, backbone=backbone, version=2)  # fmt: skip
-    key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
-    folder = Path(cache) if cache is not None else cache_dir()
+    key = prior_key(domain=domain, steps=steps, image_size=image_size, width=width,
+                    batch_size=batch_size, lr=lr, seed=seed, backbone=backbone, version=2,
+                    ema_decay=ema_decay)  # fmt: skip
+    folder = Path(cache) if cache is not None else prior_cache()
     path = folder / f"prior-{domain}-{key}.pt"
-    module = DDPMPriorModule(image_size=image_size, width=width, backbone=backbone, lr=lr)
+    hp = dict(image_size=image_size, width=width, backbone=backbone, lr=lr, ema_decay=ema_decay)
+    module = DDPMPriorModule(**hp)
+    module.cache_file = path
     if path.is_file():
         module.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
         return module.eval()
     pl.seed_everything(seed, verbose=False)
-    module = DDPMPriorModule(image_size=image_size, width=width, backbone=backbone, lr=lr)
+    module = DDPMPriorModule(**hp)
     data = ImageDomainDataModule(domain, image_size, batch_size, seed=seed)
     trainer = quiet_trainer(
-        max_epochs=-1, max_steps=steps, limit_val_batches=0, num_sanity_val_steps=0
-    )
+        max_epochs=-1, max_steps=steps, limit_val_batches=0, num_sanity_val_steps=0,
+        callbacks=[StepProgress(steps, f"prior {domain}")],
+    )  # fmt: skip
     trainer.fit(module, datamodule=data)
+    if trainer.interrupted or trainer.global_step < steps:  # Ctrl-C: never cache a partial prior
+        raise KeyboardInterrupt(
+            f"prior training stopped at step {trainer.global_step} of {steps}; nothing was cached"
+        )
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
     torch.save(module.state_dict(), tmp)
     os.replace(tmp, path)
+    module.cache_file = path
     return module.eval()
 
 
@@ -331,11 +429,13 @@ def train_priors(
     seed: int = 0,
     backbone: str = "diffusers",
     cache: Path | None = None,
+    ema_decay: float = 0.0,
 ) -> dict[str, DDPMPriorModule]:
     """The priors ``{name: frozen module}`` named by ``names`` (domains or ``"under-trained"``).
 
     Each domain prior is :func:`train_prior` for ``steps`` Adam steps; ``"under-trained"`` is the
-    faces prior stopped at 5 % of the steps (``max(1, steps // 20)``). All are cached on disk, so
+    faces prior stopped at 5 % of the steps (``max(1, steps // 20)``, its raw weights: no EMA,
+    which would average in its first steps). All are cached on disk (:func:`prior_cache`), so
     a second call with the same configuration only loads them. The returned modules do not
     require gradients (the solvers differentiate through them with respect to ``z`` only).
     """
@@ -346,7 +446,7 @@ def train_priors(
     domains = [p for p in names if p != UNDER_TRAINED]
     for name in progress(domains, desc="priors", total=len(domains)):
         priors[name] = train_prior(name, steps, image_size, width, batch_size, seed=seed,
-                                   backbone=backbone, cache=cache)  # fmt: skip
+                                   backbone=backbone, cache=cache, ema_decay=ema_decay)  # fmt: skip
     if UNDER_TRAINED in names:
         priors[UNDER_TRAINED] = train_prior("faces", under_trained_steps(steps), image_size, width,
                                             batch_size, seed=seed, backbone=backbone, cache=cache)  # fmt: skip

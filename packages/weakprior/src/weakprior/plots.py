@@ -31,16 +31,25 @@ def _gap_axes(ax) -> None:
     ax.legend(fontsize=7)
 
 
+def _half_width(cell) -> float:
+    """The ``h`` of a ``"m ± h"`` cell (0 for a plain number)."""
+    parts = str(cell).split("±")
+    return float(parts[1]) if len(parts) == 2 else 0.0
+
+
 def gap_figure(gap: Table, keeps: Sequence[float]):
-    """Gap of the weak solver (diffusion priors) against the keep ratio; the box as a square."""
+    """Gap of the weak solver (diffusion priors) against the keep ratio, with the intervals of
+    ``"m ± h"`` cells as error bars; the box as a square."""
     fig, ax = _axes()
     cols = [f"keep{k:g}" for k in keeps]
     for row in gap.rows:
-        (line,) = ax.plot(keeps, [row[c] for c in cols], marker="o",
-                          label=f"{row['target']} vs {row['mismatched prior']}")  # fmt: skip
+        line = ax.errorbar(keeps, [cell_mean(row[c]) for c in cols],
+                           yerr=[_half_width(row[c]) for c in cols], marker="o", capsize=3,
+                           label=f"{row['target']} vs {row['mismatched prior']}")  # fmt: skip
         if "box" in row:
-            ax.scatter([0.5], [row["box"]], marker="s", color=line.get_color())
-    ax.set_title("small diffusion priors, weak solver")
+            ax.errorbar([0.5], [cell_mean(row["box"])], yerr=[_half_width(row["box"])],
+                        marker="s", capsize=3, color=line.lines[0].get_color())  # fmt: skip
+    ax.set_title("small diffusion priors, weak solver (95 % CI over seeds)")
     _gap_axes(ax)
     fig.tight_layout()
     return fig

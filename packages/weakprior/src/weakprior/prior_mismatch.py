@@ -7,13 +7,17 @@ Gaussian blur, x2 super-resolution; noise ``sigma``) the same held-out images ar
   DDIM, :class:`~weakprior.noise_optimisation.NoiseOptimisationSolver`) under every prior;
 * by the anchors with the matched prior: DMPlug (``dmplug``: plain Adam + windowed-variance
   stopping, same generator), DPS (``dps``, :class:`~weakprior.dps.DPSSolver`), deepinv's own DPS
-  (``dps-deepinv``, :class:`~weakprior.deepinv_anchor.DeepinvDPSSolver`, when deepinv is
-  installed), and total variation (``tv``, no learned prior).
+  (``dps-deepinv``, :class:`~weakprior.deepinv_anchor.DeepinvDPSSolver`), deepinv's DiffPIR
+  (``diffpir-deepinv``) and DDRM (``ddrm-deepinv``) when deepinv is installed, and total
+  variation (``tv``, no learned prior).
 
 :func:`mismatch_tables` reports PSNR on the missing pixels (whole image for blur and SR), PSNR
 and SSIM on the whole image, SSIM on the missing pixels, LPIPS when its weights are cached, and
 the gap ``PSNR(matched prior) - PSNR(mismatched prior)`` of the weak solver (:func:`gap_table`),
 which the paper predicts shrinks as the keep ratio rises and stays large for the box.
+:func:`seed_tables` summarises several seeds (masks, noise, solver initialisation) with 95 %
+Student-t intervals: every row, the gap, and each learned prior's margin over TV, the last two
+paired per seed.
 
 Masks use ``seed + 11`` and measurement noise ``seed + 12``; the inpainting problems of a target
 (every keep ratio and the box) are stacked into one batch for the per-sample solvers
@@ -39,7 +43,8 @@ from .operators import (
     stack_inpainting,
 )
 
-SOLVERS = ("weak", "dmplug", "dps", "dps-deepinv", "tv")
+SOLVERS = ("weak", "dmplug", "dps", "dps-deepinv", "diffpir-deepinv", "ddrm-deepinv", "tv")
+DEEPINV_SOLVERS = ("dps-deepinv", "diffpir-deepinv", "ddrm-deepinv")  # need the bench extra
 PER_SAMPLE = ("weak", "dmplug", "dps")  # solvers whose samples are independent of each other
 
 
@@ -61,11 +66,15 @@ class SolverBudget:
     tv_iterations: int = 150
 
 
-def make_solver(name: str, prior, op: Operator, budget: SolverBudget, seed: int = 0):
+def make_solver(
+    name: str, prior, op: Operator, budget: SolverBudget, seed: int = 0, sigma: float = 0.01
+):
     """The solver ``name`` (one of :data:`SOLVERS`) for operator ``op`` and prior module ``prior``.
 
     ``prior`` has an ``eps(x_t, t)`` method (a :class:`~weakprior.lightning.DDPMPriorModule`);
     it is ignored by ``tv``. DPS's step ``zeta`` is 0.5 for inpainting and 0.3 otherwise.
+    deepinv's DiffPIR and DDRM run ``budget.dps_steps`` steps with deepinv's default
+    hyperparameters and know the noise level ``sigma``.
     """
     from .ddim import FewStepDDIM, spaced_timesteps
     from .noise_optimisation import NoiseOptimisationSolver
@@ -83,6 +92,14 @@ def make_solver(name: str, prior, op: Operator, budget: SolverBudget, seed: int 
         from .deepinv_anchor import DeepinvDPSSolver
 
         return DeepinvDPSSolver(prior.eps, op, budget.deepinv_weight, budget.dps_steps, seed=seed)
+    if name == "diffpir-deepinv":
+        from .deepinv_anchor import DeepinvDiffPIRSolver
+
+        return DeepinvDiffPIRSolver(prior.eps, op, sigma, budget.dps_steps, seed=seed)
+    if name == "ddrm-deepinv":
+        from .deepinv_anchor import DeepinvDDRMSolver
+
+        return DeepinvDDRMSolver(prior.eps, op, sigma, budget.dps_steps, seed=seed)
     if name not in ("weak", "dmplug"):
         raise ValueError(f"unknown solver {name!r}; choose from {', '.join(SOLVERS)}")
     weak = name == "weak"
@@ -111,17 +128,18 @@ def solve_operators(
     if name in PER_SAMPLE and len(masked) > 1:
         stacked = stack_inpainting([built[o] for o in masked])
         y = torch.cat([ys[o] for o in masked])
-        xs = make_solver(name, prior, stacked, budget, seed).solve(y, tuple(y.shape)).x
+        xs = make_solver(name, prior, stacked, budget, seed, sigma).solve(y, tuple(y.shape)).x
         out.update(zip(masked, xs.split(shape[0]), strict=True))
     for o in op_names:
         if o not in out:
-            out[o] = make_solver(name, prior, built[o], budget, seed).solve(ys[o], shape).x
+            out[o] = make_solver(name, prior, built[o], budget, seed, sigma).solve(ys[o], shape).x
     return out
 
 
 def mismatch_tables(
     data: dict[str, torch.Tensor], priors: dict, op_names: Sequence[str], anchors: Sequence[str],
     budget: SolverBudget, sigma: float = 0.01, seed: int = 0, lpips=None, setting_note: str = "",
+    means: dict | None = None,
 ) -> list[Table]:  # fmt: skip
     """Reconstruct every target with every prior (weak solver) and every anchor (matched prior).
 
@@ -140,6 +158,9 @@ def mismatch_tables(
         Optional ``f(x_hat, x) -> (N,)`` (:func:`~weakprior.image_quality.lpips_vgg`).
     setting_note:
         Text appended to the first table's notes (images, solver budget, priors).
+    means:
+        Optional dict filled with ``{(target, solver, prior): {op: mean PSNR on missing
+        pixels}}`` (the per-seed summaries of :func:`seed_tables`).
 
     Returns the tables: PSNR on missing pixels, the gap, PSNR on the whole image, SSIM whole,
     SSIM on missing pixels, and LPIPS when ``lpips`` is given.
@@ -164,7 +185,7 @@ def mismatch_tables(
     for target in data:
         jobs += [(target, "weak", prior) for prior in priors]
         jobs += [(target, a, target if a != "tv" else "none") for a in anchors]
-    means: dict[tuple[str, str, str], dict[str, float]] = {}
+    means = {} if means is None else means
     for target, solver, prior in progress(jobs, desc="solvers", total=len(jobs)):
         x = data[target]
         base = {"target": target, "solver": solver, "prior": prior}
@@ -227,7 +248,8 @@ def setting_note(n_images: int, image_size: int, sigma: float, budget: SolverBud
         "(inpainting) / 0.3 (blur, SR); dps-deepinv = deepinv's own DPS sampler "
         f"(deepinv.sampling.DPS, VP schedule, {b.dps_steps} DDPM steps, guidance weight "
         f"{b.deepinv_weight:g}) with deepinv's physics and the same prior wrapped as its "
-        f"denoiser; TV = total-variation least squares, weight chosen on held-out pixels. "
+        f"denoiser; diffpir-deepinv / ddrm-deepinv = deepinv's DiffPIR / DDRM samplers "
+        f"({b.dps_steps} steps, deepinv's default hyperparameters) with the same denoiser; TV = total-variation least squares, weight chosen on held-out pixels. "
         f"Priors: {priors}"
     )
 
@@ -235,7 +257,7 @@ def setting_note(n_images: int, image_size: int, sigma: float, budget: SolverBud
 def optional_parts(anchors: Sequence[str]):
     """``(anchors, lpips, notes)``: the anchors that can run here, LPIPS if its weights are cached.
 
-    ``dps-deepinv`` needs the optional ``deepinv`` (the ``bench`` extra) and LPIPS needs cached
+    The deepinv samplers (:data:`DEEPINV_SOLVERS`) need the optional ``deepinv`` (the ``bench`` extra) and LPIPS needs cached
     VGG weights (:func:`~weakprior.image_quality.lpips_vgg`; never downloaded); what is left out
     is named in ``notes``.
     """
@@ -243,10 +265,12 @@ def optional_parts(anchors: Sequence[str]):
     from .image_quality import lpips_vgg
 
     anchors, notes = list(anchors), []
-    if "dps-deepinv" in anchors and not deepinv_available():
-        anchors.remove("dps-deepinv")
+    skipped = [a for a in anchors if a in DEEPINV_SOLVERS]
+    if skipped and not deepinv_available():
+        anchors = [a for a in anchors if a not in DEEPINV_SOLVERS]
         notes.append(
-            "dps-deepinv skipped: deepinv is not installed (pip install 'weakprior[bench]')."
+            f"{', '.join(skipped)} skipped: deepinv is not installed "
+            "(pip install 'weakprior[bench]')."
         )
     try:
         lpips = lpips_vgg()
@@ -254,3 +278,78 @@ def optional_parts(anchors: Sequence[str]):
         lpips = None
         notes.append(f"LPIPS not computed: {err}")
     return anchors, lpips, notes
+
+
+def t_interval(values: Sequence[float]) -> str:
+    """``"mean ± h"`` with ``h`` the half-width of the 95 % Student-t interval over seeds.
+
+    >>> t_interval([1.0, 2.0, 3.0])  # sd 1, n 3: t(0.975, 2) = 4.303, h = 4.303 / sqrt(3)
+    '2.00 ± 2.48'
+    """
+    import math
+
+    from scipy.stats import t
+
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return f"{mean:.2f}"
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    return f"{mean:.2f} ± {t.ppf(0.975, n - 1) * sd / math.sqrt(n):.2f}"
+
+
+def seed_tables(
+    per_seed: Sequence[dict[tuple[str, str, str], dict[str, float]]], op_names: Sequence[str],
+) -> list[Table]:  # fmt: skip
+    """Summaries over seeds of the image-mean PSNRs on missing pixels (one dict per seed).
+
+    Returns three tables, each cell ``mean ± 95 % t-interval half-width`` over the seeds:
+    every solver and prior; the matched-minus-mismatched gap of the weak solver (the paper's
+    weak-vs-strong curve); and each learned-prior row minus the TV anchor on the same problems.
+    """
+    n = len(per_seed)
+    keys = list(per_seed[0])
+    cols = ["target", "solver", "prior", *op_names]
+    psnr = Table(f"PSNR (dB) on missing pixels, mean over images: mean ± 95 % CI over {n} seeds",
+                 cols)  # fmt: skip
+    gap = Table(
+        f"Gap over {n} seeds: matched-prior minus mismatched-prior PSNR (weak solver, missing "
+        "pixels), dB, mean ± 95 % CI",
+        ["target", "mismatched prior", *op_names],
+    )
+    margin = Table(
+        f"Learned prior minus TV over {n} seeds (PSNR on missing pixels, dB), mean ± 95 % CI",
+        cols, notes="Positive: the learned prior beats the no-prior TV anchor on the same images, "
+        "masks and noise (paired per seed).",
+    )  # fmt: skip
+    for key in keys:
+        target, solver, prior = key
+        psnr.add_row(target=target, solver=solver, prior=prior,
+                     **{o: t_interval([m[key][o] for m in per_seed]) for o in op_names})  # fmt: skip
+        tv = (target, "tv", "none")
+        if solver != "tv" and tv in per_seed[0]:
+            margin.add_row(target=target, solver=solver, prior=prior, **{
+                o: t_interval([m[key][o] - m[tv][o] for m in per_seed]) for o in op_names})  # fmt: skip
+        matched = (target, "weak", target)
+        if solver == "weak" and prior != target and matched in per_seed[0]:
+            gap.add_row(target=target, **{"mismatched prior": prior}, **{
+                o: t_interval([m[matched][o] - m[key][o] for m in per_seed]) for o in op_names})  # fmt: skip
+    return [psnr, gap, margin]
+
+
+def mismatch_over_seeds(
+    data: dict[str, torch.Tensor], priors: dict, op_names: Sequence[str], anchors: Sequence[str],
+    budget: SolverBudget, sigma: float, seeds: Sequence[int], lpips=None, setting_note: str = "",
+) -> list[Table]:  # fmt: skip
+    """:func:`mismatch_tables` once per seed (masks ``k + 11``, noise ``k + 12``, solver
+    initialisation ``k``), the priors fixed: the three :func:`seed_tables` summaries, then the
+    per-image tables of the first seed (their titles name it)."""
+    per_seed, first = [], []
+    for k in seeds:
+        per_seed.append({})
+        tables = mismatch_tables(data, priors, op_names, anchors, budget, sigma, k, lpips,
+                                 setting_note, per_seed[-1])  # fmt: skip
+        first = first or tables
+    for table in first:
+        table.title += f" (seed {seeds[0]})"
+    return seed_tables(per_seed, op_names) + first

@@ -42,12 +42,13 @@ class PriorGrid(Grid):
     width: int = 16
     backbone: str = "diffusers"  # UNet2DModel; "tiny" = TinyUNet
     batch_size: int = 32
+    ema_decay: float = 0.0  # EMA of the prior's weights (0: none)
 
     def trained_priors(self, seed: int) -> dict:
-        from .lightning import cache_dir, train_priors
+        from .lightning import train_priors
 
         return train_priors(self.priors, self.prior_steps, self.image_size, self.width,
-                            self.batch_size, seed, self.backbone, cache_dir() / "priors")  # fmt: skip
+                            self.batch_size, seed, self.backbone, ema_decay=self.ema_decay)  # fmt: skip
 
 
 @dataclass(kw_only=True)
@@ -60,13 +61,16 @@ class MismatchSetting(PriorGrid):
     deepinv_weight: float = 30.0
     tv_iterations: int = 150
     anchors: list[str] = field(default_factory=lambda: ["dmplug", "dps", "dps-deepinv", "tv"])
+    seeds: int = 3  # problem seeds (masks, noise, solver init); the priors are trained once
 
 
 def mismatch_section(s: MismatchSetting, seed: int) -> SectionResult:
+    from icml26_shared.experiment import seeds
+
     from .image_domains import load_domain
     from .lightning import describe_priors
     from .plots import gap_figure
-    from .prior_mismatch import SolverBudget, mismatch_tables, optional_parts, setting_note
+    from .prior_mismatch import SolverBudget, mismatch_over_seeds, optional_parts, setting_note
 
     ops = s.start()
     anchors, lpips, notes = optional_parts(s.anchors)
@@ -74,9 +78,10 @@ def mismatch_section(s: MismatchSetting, seed: int) -> SectionResult:
                           s.deepinv_weight, s.tv_iterations)  # fmt: skip
     note = setting_note(s.n_images, s.image_size, s.sigma, budget,
                         describe_priors(s.prior_steps, s.width, s.batch_size, s.backbone))  # fmt: skip
+    note += f" EMA decay {s.ema_decay:g}." if s.ema_decay else ""
     data = {t: load_domain(t, "test", s.image_size, n=s.n_images, seed=seed) for t in s.targets}
-    tables = mismatch_tables(data, s.trained_priors(seed), ops, anchors, budget, s.sigma, seed,
-                             lpips, note)  # fmt: skip
+    tables = mismatch_over_seeds(data, s.trained_priors(seed), ops, anchors, budget, s.sigma,
+                                 seeds(s, seed), lpips, note)  # fmt: skip
     return SectionResult(tables, {"gap.png": gap_figure(tables[1], s.keeps)}, notes)
 
 
