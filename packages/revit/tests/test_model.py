@@ -124,3 +124,28 @@ def test_bad_constructor_arguments():
         ReViT2d(FieldSpec(2, vectors=((0, 1),)), (0,), window=2)
     swin = ReViT2d(VEC, (0, 1), equivariant=False, **SMALL)
     assert swin(torch.randn(1, 2, 16, 32)).shape == (1, 2, 16, 32)  # non-square is fine here
+
+
+def test_drop_path_keeps_exact_equivariance_and_drops_branches():
+    """Issue #39: drop-path is a per-sample scalar on a residual branch, so with the same
+    random draws Phi(L_g u) = L_g Phi(u) still holds in training mode; it is off in eval."""
+    from revit_equivariant.group import FieldSpec, rotate
+    from revit_equivariant.transformer import ReViT2d
+
+    spec = FieldSpec(2, vectors=((0, 1),))
+    torch.manual_seed(0)
+    net = ReViT2d(spec, (0, 1), window=2, embed_dim=8, depths=(1, 1, 1), drop_path=0.5).double()
+    u = torch.randn(4, 2, 8, 8, dtype=torch.float64)
+    net.train()
+    torch.manual_seed(1)
+    a = net(rotate(u, spec, 1))
+    torch.manual_seed(1)
+    b = rotate(net(u), net.out_spec, 1)
+    assert float((a - b).abs().max()) < 1e-12
+    torch.manual_seed(2)
+    c = net(u)
+    assert float((c - net(u)).abs().max()) > 1e-6  # training mode: random branches dropped
+    net.eval()
+    assert torch.equal(net(u), net(u))  # eval: deterministic, nothing dropped
+    with pytest.raises(ValueError, match="drop_path"):
+        ReViT2d(spec, (0, 1), window=2, embed_dim=8, depths=(1, 1, 1), drop_path=1.0)

@@ -35,6 +35,7 @@ def build_backbone(
     width: int = 16,
     modes: int = 8,
     img_size: int = 32,
+    drop_path: float = 0.0,
 ) -> torch.nn.Module:
     """Build one of the emulator backbones for a problem's field spec (3D: revit / swin only).
 
@@ -64,6 +65,7 @@ def build_backbone(
             frame_method="aovc" if frame_method == "aov" else frame_method,
             equivariant=backbone == "revit",
             periodic=periodic,
+            drop_path=drop_path,
         )
     if backbone in ("revit", "swin"):
         return ReViT2d(
@@ -77,6 +79,7 @@ def build_backbone(
             frame_method=frame_method,
             equivariant=backbone == "revit",
             periodic=periodic,
+            drop_path=drop_path,
         )
     if backbone == "unet":
         return UNet2d(ps.spec.n_channels, ps.state, width=width)

@@ -63,6 +63,8 @@ class EmulatorModule(pl.LightningModule):
         every symmetry of the backbone.
     check_equivariance:
         Log the C4 (2D) / O (3D) equivariance error on the first validation batch.
+    drop_path:
+        ReViT / Swin: stochastic-depth rate of every block's residual branches (0: off).
     layout:
         Problem ``custom`` (one's own fields): the data's declared layout
         (:meth:`~revit_equivariant.field_files.FieldLayout.as_dict`). Leave it out: the model
@@ -94,6 +96,7 @@ class EmulatorModule(pl.LightningModule):
         delta_scale: float = 0.1,
         check_equivariance: bool = True,
         layout: dict | None = None,
+        drop_path: float = 0.0,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
@@ -113,7 +116,7 @@ class EmulatorModule(pl.LightningModule):
         self.out_spec = _sub_spec(ps.spec, ps.state)
         self.net = build_backbone(
             h.backbone, ps, h.patch, h.window, h.embed_dim, h.heads, h.depths,
-            h.frame_method, h.periodic, h.width, h.modes, h.img_size,
+            h.frame_method, h.periodic, h.width, h.modes, h.img_size, h.drop_path,
         )  # fmt: skip
         self.equiv_group = "o" if ps.spec.dim == 3 else "c4"
         self.val_equiv = EquivarianceError(self.equiv_group)

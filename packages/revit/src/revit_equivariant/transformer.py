@@ -216,8 +216,12 @@ class SwinBlock(nn.Module):
         dim: int,
         mlp_ratio: float = 2.0,
         periodic: bool = True,
+        drop_path: float = 0.0,
     ) -> None:
         super().__init__()
+        if not 0.0 <= drop_path < 1.0:
+            raise ValueError(f"drop_path must be in [0, 1), got {drop_path}")
+        self.drop_path = drop_path
         self.window, self.shift, self.dim, self.periodic = window, shift, dim, periodic
         self.norm1 = nn.LayerNorm(channels)
         self.attn = WindowAttention(channels, heads, window, dim)
@@ -240,8 +244,20 @@ class SwinBlock(nn.Module):
         out = merge_windows(self.attn(hw, fw, mask), self.window, grid, t.shape[0])
         if self.shift:
             out = out.roll([self.shift] * self.dim, axes)
-        t = t + out
-        return t + self.mlp(self.norm2(t))
+        t = t + self._drop(out)
+        return t + self._drop(self.mlp(self.norm2(t)))
+
+    def _drop(self, branch: torch.Tensor) -> torch.Tensor:
+        """Drop-path (stochastic depth): drop the whole residual branch of a sample in training.
+
+        One Bernoulli draw per sample, scaled by ``1 / (1 - p)``: a per-sample scalar, so it
+        keeps every symmetry of the branch (identity in eval mode).
+        """
+        if not self.training or self.drop_path == 0.0:
+            return branch
+        keep = 1.0 - self.drop_path
+        mask = torch.rand(branch.shape[0], *(1,) * (branch.ndim - 1), device=branch.device)
+        return branch * (mask < keep).to(branch.dtype) / keep
 
 
 def _split_vectors(t: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -364,6 +380,9 @@ class ReViT(nn.Module):
         False gives the Swin baseline from the same code (identity frames, conv patch embed).
     periodic:
         Cyclic windows without a mask (True) or the Swin mask for non-periodic domains.
+    drop_path:
+        Stochastic-depth rate of every block's residual branches (the authors' 2D default is
+        0.1; 0 here, the default of the CPU configs).
     residual:
         Add the input state to the network output.
 
@@ -394,6 +413,7 @@ class ReViT(nn.Module):
         equivariant: bool = True,
         periodic: bool = True,
         residual: bool = True,
+        drop_path: float = 0.0,
     ) -> None:
         super().__init__()
         if dim not in (2, 3):
@@ -430,7 +450,9 @@ class ReViT(nn.Module):
 
         def stage(n: int, c: int) -> nn.ModuleList:
             return nn.ModuleList(
-                SwinBlock(c, heads, window, (i % 2) * (window // 2), dim, mlp_ratio, periodic)
+                SwinBlock(
+                    c, heads, window, (i % 2) * (window // 2), dim, mlp_ratio, periodic, drop_path
+                )
                 for i in range(n)
             )
 
