@@ -105,3 +105,25 @@ def test_fit_bad_agent_settings_give_one_line(tmp_path, capsys):
         _one_line_error(capsys, [*args, *root], "discrete action space")
     assert main(["fit", "--config", "sigreg:pqn-cartpole-ns-lambda1.0.yaml",
                  "--model.init_args.sigreg_lambda", "-1", *root]) == 2  # fmt: skip
+
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def test_own_data_readme_commands(tmp_path, capsys, monkeypatch):
+    """The README's 'On your own data' commands, run as written on the shipped example."""
+    import json
+
+    monkeypatch.chdir(DATA.parent.parent)  # the package folder: paths as in the README
+    args = ["stat", "--embeddings", "tests/data/embeddings.npy"]
+    assert main([*args, "--out", str(tmp_path / "stat-out")]) == 0
+    printed = capsys.readouterr().out
+    result = json.loads((tmp_path / "stat-out" / "result.json").read_text())
+    assert result["n"] == 300 and result["d"] == 16
+    # 8 isotropic coordinates + 8 collapsed onto 2 directions: srank at most 8 + 2
+    assert 8 <= result["srank"] <= 10
+    assert result["sigreg"] > result["sigreg_expected_gaussian"]  # not an isotropic Gaussian
+    assert f"srank(0.01) = {result['srank']}" in printed
+    assert main([*args, "--preset", "lejepa", "--num_slices", "256"]) == 0
+    (tmp_path / "file").write_text("x")
+    _one_line_error(capsys, [*args, "--out", str(tmp_path / "file")], "cannot write")

@@ -104,3 +104,17 @@ def test_feature_norm_and_ep_statistic_metrics():
 def test_bad_metric_inputs(fn, match):
     with pytest.raises(ValueError, match=match):
         fn()
+
+
+def test_gap_top_share_matches_the_closed_form_of_a_spiked_covariance():
+    """Cov = diag(s, 1, ..., 1): gap^2 = (s/m - 1)^2 + (D - 1)(1/m - 1)^2 with m = (s + D - 1)/D."""
+    from sigreg.plasticity_metrics import isotropy_gap, isotropy_gap_top_share
+
+    d, s = 16, 25.0
+    m = (s + d - 1) / d
+    top, rest = (s / m - 1) ** 2, (d - 1) * (1 / m - 1) ** 2
+    x = torch.randn(200_000, d, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    x[:, 0] *= s**0.5
+    assert isotropy_gap(x) == pytest.approx((top + rest) ** 0.5, rel=0.02)
+    assert isotropy_gap_top_share(x) == pytest.approx(top / (top + rest), rel=0.02)
+    assert isotropy_gap_top_share(torch.zeros(10, 4)) == 0.0

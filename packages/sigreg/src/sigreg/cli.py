@@ -25,6 +25,7 @@ def stat(
     preset: Literal["isogaussian-drl", "lejepa"] = "isogaussian-drl",
     num_slices: int | None = None,
     seed: int = 0,
+    out: Path | None = None,
 ) -> None:
     """SIGReg statistic and representation diagnostics of an (N, D) ``.npy`` array.
 
@@ -34,11 +35,18 @@ def stat(
         preset: ``isogaussian-drl`` (released code) or ``lejepa``.
         num_slices: Override the preset's slice count.
         seed: Seed of the slices.
+        out: Folder to write ``result.json`` into (the printed numbers; written atomically).
     """
     import numpy as np
     import torch
+    from icml26_shared.results import atomic_write_text, ensure_writable_dir
 
-    from sigreg.plasticity_metrics import entropy_rank, isotropy_gap, srank
+    from sigreg.plasticity_metrics import (
+        entropy_rank,
+        isotropy_gap,
+        isotropy_gap_top_share,
+        srank,
+    )
     from sigreg.sigreg_loss import gaussian_expectation, sigreg
 
     if not Path(embeddings).is_file():
@@ -55,15 +63,40 @@ def stat(
             "(cast it first, e.g. arr.astype('float32'), if it really holds features)"
         )
     x = torch.from_numpy(np.asarray(arr, dtype=np.float64)).float()
+    if out is not None:  # before any work: an unwritable folder is one line, not a late crash
+        try:
+            folder = ensure_writable_dir(out)
+        except OSError as err:
+            raise UsageError(f"cannot write to --out {str(out)!r}: {err}") from err
     g = torch.Generator().manual_seed(seed)
     value = float(sigreg(x, preset=preset, num_slices=num_slices, generator=g))
     print(f"N={x.shape[0]} D={x.shape[1]} preset={preset}")
     print(
         f"SIGReg = {value:.6g} (expected for N(0, I) rows: {gaussian_expectation(x.shape[0], preset=preset):.6g})"
     )
+    result = {
+        "embeddings": Path(embeddings).name,
+        "n": int(x.shape[0]),
+        "d": int(x.shape[1]),
+        "preset": preset,
+        "seed": seed,
+        "sigreg": value,
+        "sigreg_expected_gaussian": gaussian_expectation(x.shape[0], preset=preset),
+        "srank": int(srank(x)),
+        "entropy_rank": entropy_rank(x),
+        "isotropy_gap": isotropy_gap(x),
+        "gap_top_share": isotropy_gap_top_share(x),
+    }
     print(
-        f"srank(0.01) = {srank(x)}  entropy rank = {entropy_rank(x):.4g}  isotropy gap = {isotropy_gap(x):.4g}"
+        f"srank(0.01) = {result['srank']}  entropy rank = {result['entropy_rank']:.4g}  "
+        f"isotropy gap = {result['isotropy_gap']:.4g} (top eigenvalue's share of gap^2: "
+        f"{result['gap_top_share']:.3g})"
     )
+    if out is not None:
+        import json
+
+        path = atomic_write_text(folder / "result.json", json.dumps(result, indent=2) + "\n")
+        print(f"wrote {path}")
 
 
 def benchmark(

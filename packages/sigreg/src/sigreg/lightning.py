@@ -42,6 +42,36 @@ from sigreg.pqn_agent import QNetwork, q_lambda_returns
 from sigreg.shuffled_labels import METHODS, load_cifar10_tensors, load_digits_tensors, phase_labels
 from sigreg.sigreg_loss import SIGReg, combine_losses
 
+OPTIMIZERS = ("radam", "adam", "kron")
+
+
+def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
+    """The agent's optimiser by name: ``radam``, ``adam`` or ``kron``.
+
+    ``kron`` is PSGD-Kron (Li's preconditioned SGD with Kronecker-factored preconditioners,
+    the second-order comparator of the paper's optimiser study) as implemented by the
+    ``kron-torch`` package (``pip install "sigreg[bench]"``), with its defaults
+    (momentum 0.9, preconditioner update probability annealed from 1 to 0.03).
+
+    Examples:
+        >>> opt = make_optimizer("adam", [torch.nn.Parameter(torch.zeros(2))], 1e-3)
+        >>> type(opt).__name__
+        'Adam'
+    """
+    if name == "radam":
+        return torch.optim.RAdam(params, lr=lr)
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr)
+    if name == "kron":
+        try:
+            from kron_torch import Kron
+        except ImportError as err:
+            raise ValueError(
+                "optimizer 'kron' needs the kron-torch package: pip install 'sigreg[bench]'"
+            ) from err
+        return Kron(params, lr=lr)
+    raise ValueError(f"unknown optimizer {name!r}; choose one of {list(OPTIMIZERS)}")
+
 
 class DigitsShuffleDataModule(pl.LightningDataModule):
     """Digits (or CIFAR-10) with labels re-permuted every ``epochs_per_phase`` epochs.
@@ -54,7 +84,8 @@ class DigitsShuffleDataModule(pl.LightningDataModule):
     The train loader is rebuilt every epoch (``reload_dataloaders_every_n_epochs=1``) and
     serves the labels of phase ``current_epoch // epochs_per_phase``; the val loader
     scores the *current* phase's labels on the same images (train accuracy, as in the
-    paper: the task is memorisation).
+    paper: the task is memorisation). ``start_phase`` > 0 starts at that phase's labels
+    (the fresh-init reference: a new network trained on one shuffled phase only).
 
     Examples:
         >>> dm = DigitsShuffleDataModule(phases=2, epochs_per_phase=1, batch_size=64, n_samples=128)
@@ -70,10 +101,13 @@ class DigitsShuffleDataModule(pl.LightningDataModule):
         n_samples: int | None = None,
         seed: int = 0,
         dataset: Literal["digits", "cifar10"] = "digits",
+        start_phase: int = 0,
     ) -> None:
         super().__init__()
         if phases < 1 or epochs_per_phase < 1 or batch_size < 1:
             raise ValueError("phases, epochs_per_phase and batch_size must be >= 1")
+        if not 0 <= start_phase < phases:
+            raise ValueError(f"start_phase must be in [0, {phases - 1}], got {start_phase}")
         if dataset not in ("digits", "cifar10"):
             raise ValueError(f"unknown dataset {dataset!r}; choose 'digits' or 'cifar10'")
         self.dataset = dataset
@@ -82,6 +116,7 @@ class DigitsShuffleDataModule(pl.LightningDataModule):
         self.batch_size = batch_size
         self.n_samples = n_samples
         self.seed = seed
+        self.start_phase = start_phase
         self.x = self.labels = None
 
     def setup(self, stage: str | None = None) -> None:
@@ -98,7 +133,7 @@ class DigitsShuffleDataModule(pl.LightningDataModule):
 
     def phase(self) -> int:
         epoch = self.trainer.current_epoch if self.trainer is not None else 0
-        return min(epoch // self.epochs_per_phase, self.phases - 1)
+        return min(self.start_phase + epoch // self.epochs_per_phase, self.phases - 1)
 
     def train_dataloader(self) -> DataLoader:
         g = torch.Generator().manual_seed(self.seed + 7919 * self.phase())
@@ -225,12 +260,22 @@ class ShuffledLabelClassifier(pl.LightningModule):
 
     @torch.no_grad()
     def diagnose(self, x: torch.Tensor, y: torch.Tensor | None = None) -> dict[str, float]:
-        """Accuracy (if labels) and representation diagnostics of the trunk on ``x``."""
+        """Accuracy (if labels) and representation diagnostics of the trunk on ``x``.
+
+        Every diagnostic is read at the same layer whatever ``sigreg_layer`` is: the
+        classifier's input (the trunk output after its final ReLU), and dormancy over every
+        ReLU of the trunk including that final one (applied in :meth:`Trunk.head_input` for
+        ``pre-relu``), so rows regularised at different points stay comparable.
+        """
         was = self.training
         self.eval()
         with ActivationRecorder(self.trunk, [nn.ReLU]) as rec:
             phi = self.trunk(x)
-        out = representation_report(phi, rec.outputs)
+        acts = dict(rec.outputs)
+        feats = self.trunk.head_input(phi)
+        if self.trunk.feature_point == "pre-relu":
+            acts["head_relu"] = feats
+        out = representation_report(feats, acts)
         if y is not None:
             out["accuracy"] = float(
                 (self.head(self.trunk.head_input(phi)).argmax(-1) == y).float().mean()
@@ -245,7 +290,7 @@ class ShuffledLabelClassifier(pl.LightningModule):
         dm = self.trainer.datamodule
         if dm is None or getattr(dm, "labels", None) is None:
             return
-        phase = self.current_epoch // k
+        phase = getattr(dm, "start_phase", 0) + self.current_epoch // k
         if phase >= dm.labels.shape[0]:
             return
         row = self.diagnose(dm.x.to(self.device), dm.labels[phase].to(self.device))
@@ -271,6 +316,9 @@ class PQNModule(pl.LightningModule):
         sigreg_lambda, sigreg_preset, lambda_convention: The regulariser (0: plain PQN).
         ns_period, ns_kinds: Non-stationarity (vector steps per phase, kinds).
         seed: Environment seed.
+        optimizer: ``radam`` (PQN's and the paper's), ``adam``, or ``kron`` (PSGD-Kron, a
+            Kronecker-factored preconditioned optimiser, from the ``kron-torch`` package,
+            ``sigreg[bench]``; the paper's second-order comparator) -> :func:`make_optimizer`.
 
     Examples:
         >>> agent = PQNModule(num_envs=2, num_steps=4, hidden=8)
@@ -303,10 +351,13 @@ class PQNModule(pl.LightningModule):
         ns_period: int | None = None,
         ns_kinds: tuple[str, ...] = ("permute", "sign"),
         seed: int = 0,
+        optimizer: Literal["radam", "adam", "kron"] = "radam",
     ) -> None:
         super().__init__()
         if sigreg_lambda < 0:
             raise ValueError(f"sigreg_lambda must be >= 0, got {sigreg_lambda}")
+        if optimizer not in OPTIMIZERS:
+            raise ValueError(f"unknown optimizer {optimizer!r}; choose one of {list(OPTIMIZERS)}")
         self.save_hyperparameters()
         self.automatic_optimization = False
         self.env = build_env(env_id, num_envs, period=ns_period, kinds=ns_kinds, seed=seed)
@@ -435,7 +486,7 @@ class PQNModule(pl.LightningModule):
         return representation_report(phi, acts)
 
     def configure_optimizers(self):
-        return torch.optim.RAdam(self.parameters(), lr=self.hparams.lr)
+        return make_optimizer(self.hparams.optimizer, self.parameters(), self.hparams.lr)
 
 
 class PPOModule(pl.LightningModule):

@@ -10,7 +10,8 @@
    -> :func:`entropy_rank`, :class:`EffectiveRankEntropy`
 4. feature norm ``mean_i ||phi_i||`` -> :class:`FeatureNorm`
 5. isotropy gap ``|| Cov / (tr Cov / D) - I ||_F`` (0 for isotropic features)
-   -> :func:`isotropy_gap`, :class:`IsotropyGap`
+   -> :func:`isotropy_gap`, :class:`IsotropyGap`; the share of ``gap^2`` carried by the top
+   eigenvalue (a spike) -> :func:`isotropy_gap_top_share`
 6. the SIGReg statistic with fixed seeded slices -> :class:`EPStatistic`
 """
 
@@ -98,6 +99,31 @@ def isotropy_gap(x: torch.Tensor) -> float:
     xc = x - x.mean(0)
     cov = xc.T @ xc / max(x.shape[0] - 1, 1)
     return _gap_from_cov(cov)
+
+
+def isotropy_gap_top_share(x: torch.Tensor) -> float:
+    """Share of ``isotropy_gap(x)**2`` carried by the largest covariance eigenvalue.
+
+    ``gap^2 = sum_i (lambda_i / mean(lambda) - 1)^2`` over the eigenvalues of ``Cov``, so one
+    dominant direction (a spike) can make the gap large while every other direction is
+    isotropic; this is the term ``(lambda_1 / mean(lambda) - 1)^2 / gap^2``. A sliced
+    statistic such as SIGReg sees such a spike only through ``(a . v)^2 ~ 1 / D`` of each
+    random slice ``a``, so it can fall while the gap rises.
+
+    >>> x = torch.randn(4000, 32, generator=torch.Generator().manual_seed(0))
+    >>> x[:, 0] *= 20  # one spiked direction
+    >>> isotropy_gap_top_share(x) > 0.95
+    True
+    """
+    x = _check_2d(x, "features")
+    xc = (x - x.mean(0)).double()
+    ev = torch.linalg.eigvalsh(xc.T @ xc / max(x.shape[0] - 1, 1))
+    mean = float(ev.mean())
+    if mean <= 0.0:
+        return 0.0
+    terms = (ev / mean - 1.0) ** 2
+    total = float(terms.sum())
+    return float(terms[-1] / total) if total > 0 else 0.0
 
 
 def _gap_from_cov(cov: torch.Tensor) -> float:
@@ -315,5 +341,6 @@ def representation_report(
         "entropy_rank": entropy_rank(features),
         "feature_norm": float(features.double().norm(dim=1).mean()),
         "isotropy_gap": isotropy_gap(features),
+        "gap_top_share": isotropy_gap_top_share(features),
         "sigreg_stat": float(sigreg(features.detach().float(), generator=g)),
     }

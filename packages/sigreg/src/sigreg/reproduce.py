@@ -1,15 +1,6 @@
-"""``sigreg reproduce``: the paper's non-stationarity experiments at CPU scale.
-
-Paper: "Stable Deep Reinforcement Learning via Isotropic Gaussian Representations", Saheb et
-al., ICML 2026 (arXiv 2602.19373). One section per claim, every baseline in the same run;
-sizes in ``configs/reproduce/{quick,full,paper}.yaml``:
-
-1. ``drift``: isotropic features track a drifting target best (closed form vs simulation).
-2. ``digits``: the non-stationary CIFAR protocol on digits, every plasticity baseline.
-3. ``anchor``: our ``lejepa`` statistic equals ``lightly``'s SIGReg on identical slices.
-4. ``control``: PQN / PPO +- SIGReg on non-stationary CartPole and MinAtar, and the aggregate.
-5. ``cost``: SIGReg's cost per update (the paper's "negligible cost").
-"""
+"""``sigreg reproduce``: the experiments of Saheb et al., ICML 2026 (arXiv 2602.19373), at CPU
+scale. One section per claim (:data:`CLAIMS`), every baseline in the same run; sizes in
+``configs/reproduce/{quick,full,paper}.yaml``."""
 
 from __future__ import annotations
 
@@ -20,6 +11,7 @@ from icml26_shared.experiment import Experiment, Section, SectionResult
 
 from .anchors import lightly_agreement_table
 from .drifting_target import drift_figure, drift_table
+from .optimiser_study import games_benchmark
 from .regulariser_cost import cost_table
 from .rl_benchmark import control_benchmark, control_figure
 from .shuffled_labels_benchmark import has_lightly, shuffled_labels_figure, shuffled_labels_table
@@ -47,13 +39,14 @@ class DigitsSetting:
     n_samples: int  # first n digits images
     seeds: int
     lejepa_slices: int  # slices of the lejepa / lightly rows
+    dataset: str = "digits"  # or "cifar10" (the paper's protocol; needs sigreg[real] + the data)
 
 
 def digits_section(s: DigitsSetting, seed: int) -> SectionResult:
     torch.set_num_threads(1)
     table, curves = shuffled_labels_table(
         [seed + k for k in range(s.seeds)], phases=s.phases, epochs_per_phase=s.epochs_per_phase,
-        n_samples=s.n_samples, lejepa_slices=s.lejepa_slices,
+        n_samples=s.n_samples, lejepa_slices=s.lejepa_slices, dataset=s.dataset,
     )  # fmt: skip
     notes = [] if has_lightly() else [f"lightly is not installed: its row was skipped {BENCH}."]
     return SectionResult([table], {"shuffled_labels.png": shuffled_labels_figure(curves)}, notes)
@@ -109,35 +102,44 @@ def cost_section(s: CostSetting, seed: int) -> SectionResult:
     return SectionResult([cost_table(s.repeats, s.rounds, s.cnn_rounds, seed)])
 
 
+@dataclass
+class GamesSetting:
+    games: list[str]  # MinAtar ids (>= 3 for the claim)
+    optimisers: dict  # optimiser name (radam, adam, kron) -> learning rate
+    lambdas: list[float]  # 0 = no regulariser
+    iterations: int  # rollouts per continual run
+    phase_iterations: int  # rollouts per non-stationarity phase (= the fresh run's length)
+    seeds: int
+    pqn: dict  # the other PQNModule arguments (with num_envs, num_steps)
+
+
+def games_section(s: GamesSetting, seed: int) -> SectionResult:
+    torch.set_num_threads(1)
+    tables, figures, notes = games_benchmark(**vars(s), seed=seed)
+    return SectionResult(tables, figures, notes)
+
+
+CLAIMS = {
+    "drift": "isotropic features minimise the tracking error of a drifting linear target at a "
+    "fixed variance budget (closed form = simulation)",
+    "digits": "SIGReg vs plasticity baselines under label re-permutation (the paper's "
+    "non-stationary CIFAR protocol, on digits)",
+    "anchor": "our lejepa statistic equals lightly's SIGReg",
+    "control": "SIGReg raises return AUC, lowers dormancy and raises srank of PQN / PPO under "
+    "non-stationarity (Atari-10 stand-in)",
+    "cost": "SIGReg's cost per update is negligible",
+    "games": "SIGReg helps with first-order and second-order (Kronecker-factored) optimisers "
+    "alike, on several games, against a baseline that measurably loses plasticity",
+}
+SECTIONS = [
+    ("drift", drift_section, DriftSetting), ("digits", digits_section, DigitsSetting),
+    ("anchor", anchor_section, AnchorSetting), ("control", control_section, ControlSetting),
+    ("cost", cost_section, CostSetting), ("games", games_section, GamesSetting),
+]  # fmt: skip
+
 EXPERIMENT = Experiment(
     "sigreg",
-    [
-        Section(
-            "drift",
-            drift_section,
-            "isotropic features minimise the tracking error of a "
-            "drifting linear target at a fixed variance budget (closed form = simulation)",
-            DriftSetting,
-        ),
-        Section(
-            "digits",
-            digits_section,
-            "SIGReg vs plasticity baselines under label "
-            "re-permutation (the paper's non-stationary CIFAR protocol, on digits)",
-            DigitsSetting,
-        ),
-        Section(
-            "anchor", anchor_section, "our lejepa statistic equals lightly's SIGReg", AnchorSetting
-        ),
-        Section(
-            "control",
-            control_section,
-            "SIGReg raises return AUC, lowers dormancy and "
-            "raises srank of PQN / PPO under non-stationarity (Atari-10 stand-in)",
-            ControlSetting,
-        ),
-        Section("cost", cost_section, "SIGReg's cost per update is negligible", CostSetting),
-    ],  # fmt: skip
+    [Section(name, fn, CLAIMS[name], setting) for name, fn, setting in SECTIONS],
     notes=[
         "CPU-scale reproduction: digits instead of CIFAR-10, CartPole / MinAtar instead of "
         "Atari-10, MLP trunks instead of the paper's CNN encoder (D=512). The paper's numbers "

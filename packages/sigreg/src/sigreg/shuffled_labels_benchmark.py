@@ -9,9 +9,12 @@ digits, one row per method:
   -> :func:`run_shuffled_labels`
 * the compared methods (row label, method, lambda, SIGReg layer) -> :data:`DIGIT_METHODS`
 * the table over methods and seeds: end-of-phase accuracy ``acc_p``, the AUC over the
-  shuffled phases ``mean_{p >= 2} acc_p``, the ratio ``acc_P / acc_2``, and the diagnostics of
-  the trunk at the end of the last phase (dormant fraction, srank, isotropy gap, SIGReg
-  statistic; :mod:`sigreg.plasticity_metrics`) -> :func:`shuffled_labels_table`
+  shuffled phases ``mean_{p >= 2} acc_p`` with its interval over seeds, the ratio
+  ``acc_P / acc_2``, the diagnostics of the classifier input at the end of the last phase
+  (dormant fraction, srank, isotropy gap and its top-eigenvalue share, SIGReg statistic;
+  :mod:`sigreg.plasticity_metrics`), and the fresh-init reference (a new network per
+  shuffled phase: the plasticity a continually trained network should keep)
+  -> :func:`shuffled_labels_table`
 * the per-phase accuracy curves -> :func:`shuffled_labels_figure`
 """
 
@@ -51,8 +54,13 @@ def run_shuffled_labels(
     sigreg_layer: str = "post-relu",
     sigreg_slices: int | None = None,
     seed: int = 0,
+    dataset: str = "digits",
+    start_phase: int = 0,
 ) -> dict:
     """Train one method through all phases; per-phase end accuracy and diagnostics.
+
+    ``start_phase`` > 0 trains a new network on phase ``start_phase``'s labels only (for
+    ``epochs_per_phase`` epochs): the fresh-init reference of that phase.
 
     Returns ``{"method", "phases": [per-phase dict of accuracy and diagnostics], "wall_s",
     "reg_s"}`` (``reg_s``: wall time spent in the SIGReg forward).
@@ -63,9 +71,12 @@ def run_shuffled_labels(
     from sigreg.lightning import DigitsShuffleDataModule, ShuffledLabelClassifier
 
     pl.seed_everything(seed, verbose=False)
-    dm = DigitsShuffleDataModule(phases, epochs_per_phase, batch_size, n_samples, seed)
+    dm = DigitsShuffleDataModule(
+        phases, epochs_per_phase, batch_size, n_samples, seed, dataset, start_phase
+    )
+    dm.setup("fit")
     model = ShuffledLabelClassifier(
-        64,
+        dm.x.shape[1],
         10,
         hidden,
         depth,
@@ -77,7 +88,7 @@ def run_shuffled_labels(
         sigreg_slices=sigreg_slices,
     )
     trainer = quiet_trainer(
-        max_epochs=phases * epochs_per_phase,
+        max_epochs=(phases - start_phase) * epochs_per_phase,
         reload_dataloaders_every_n_epochs=1,
         limit_val_batches=0,
     )
@@ -96,6 +107,9 @@ def has_lightly() -> bool:
     return True
 
 
+FRESH = "fresh init (reference)"
+
+
 def shuffled_labels_table(
     seeds: list[int],
     *,
@@ -104,51 +118,92 @@ def shuffled_labels_table(
     n_samples: int,
     lejepa_slices: int,
     methods: list[tuple[str, str, float, str]] | None = None,
+    dataset: str = "digits",
+    fresh: bool = True,
 ) -> tuple[Table, dict[str, np.ndarray]]:
     """Run every method of ``methods`` (default :data:`DIGIT_METHODS`) for each seed.
 
-    Returns the table (one row per method, means over seeds) and ``{row label: mean
-    per-phase accuracy}`` for :func:`shuffled_labels_figure`. The ``lightly`` row is left out
-    when ``lightly`` is not installed.
+    With ``fresh`` a reference row is added: for every shuffled phase ``p >= 2`` a *new*
+    network (the ``none`` method) is trained on phase ``p``'s labels only, for the same
+    ``epochs_per_phase``; a continually trained method below it has lost plasticity.
+
+    Returns the table (one row per method: means over seeds, the AUC's IQM and 95 % bootstrap
+    interval over seeds and its verdict against the fresh-init interval) and ``{row label:
+    mean per-phase accuracy}`` for :func:`shuffled_labels_figure`. The ``lightly`` row is left
+    out when ``lightly`` is not installed.
     """
+    from sigreg.optimiser_study import interval_verdict
+    from sigreg.rl_benchmark import interval_estimate
+
     methods = [m for m in (methods or DIGIT_METHODS) if has_lightly() or m[1] != "lightly-sigreg"]
+    data = f"scikit-learn digits, first {n_samples} images" if dataset == "digits" else (
+        f"CIFAR-10, first {n_samples} training images (flattened pixels)")  # fmt: skip
     table = Table(
         "Shuffled-label digits: memorisation accuracy across label re-permutations",
-        ["method", "acc phase 1", "acc last phase", "AUC (mean acc phases 2..P)",
-         "last/first (phases 2..P)", "dormant % tau=0", "dormant % tau=0.025", "srank",
-         "isotropy gap", "SIGReg stat", "wall"],
+        ["method", "acc phase 1", "acc last phase", "AUC (mean acc phases 2..P)", "AUC CI low",
+         "AUC CI high", "vs fresh init (AUC)", "last/first (phases 2..P)", "dormant % tau=0",
+         "dormant % tau=0.025", "srank", "isotropy gap", "gap^2 share of top eigenvalue",
+         "SIGReg stat", "wall"],
         units={"wall": "s"},
         notes=(
-            f"scikit-learn digits, first {n_samples} images, {phases} phases x "
+            f"{data}, {phases} phases x "
             f"{epochs_per_phase} epochs; phase 1 = true labels, later phases = labels permuted "
             "across samples (random-label memorisation, the paper's CIFAR protocol). MLP 3x256 "
             "ReLU, Adam 1e-3, batch 128. Accuracy = train accuracy on the current phase's labels "
-            "at the end of the phase; diagnostics on the trunk output at the end of the last "
-            f"phase; mean over {len(seeds)} seed(s). lejepa / lightly: {lejepa_slices} "
-            "slices, 17 knots on [0, 3], x N scaling (hence lambda 0.05, LeJEPA's default). "
-            "Released preset: 16 slices, 8 frequencies on [-5, 5]."
+            "at the end of the phase. 'fresh init': a new network trained on each shuffled "
+            "phase alone for the same epochs (its 'acc last phase' is on the last phase's "
+            "labels); 'vs fresh init': the row's AUC interval against the fresh-init row's "
+            "(below = plasticity lost, overlap (null) = not resolved). AUC: IQM and 95 % "
+            f"bootstrap CI over {len(seeds)} seed(s) (rliable); other columns: means. "
+            "Diagnostics at the end of the last phase, all read at the same layer for every "
+            "row: the classifier's input (trunk output after its final ReLU; dormancy over "
+            "every ReLU of the trunk). 'gap^2 share of top eigenvalue' = the part of the "
+            "isotropy gap^2 carried by the largest covariance eigenvalue. lejepa / lightly: "
+            f"{lejepa_slices} slices, 17 knots on [0, 3], x N scaling (hence lambda 0.05, "
+            "LeJEPA's default). Released preset: 16 slices, 8 frequencies on [-5, 5]."
         ),
     )  # fmt: skip
-    jobs = [(m, s) for m in methods for s in seeds]
+    common = dict(
+        phases=phases, epochs_per_phase=epochs_per_phase, n_samples=n_samples, dataset=dataset
+    )
+    jobs = [(m, s, 0) for m in methods for s in seeds]
+    if fresh and phases > 1:
+        jobs += [((FRESH, "none", 0.0, "post-relu"), s, p) for s in seeds for p in range(1, phases)]
     results: dict[str, list] = {}
-    for (label, method, lam, layer), s in progress(jobs, desc="digits", total=len(jobs)):
+    fresh_runs: dict[int, list] = {}
+    for (label, method, lam, layer), s, start in progress(jobs, desc="digits", total=len(jobs)):
         lejepa = method in ("sigreg-lejepa", "lightly-sigreg")
         res = run_shuffled_labels(
             method,
-            phases=phases,
-            epochs_per_phase=epochs_per_phase,
-            n_samples=n_samples,
             sigreg_lambda=lam,
             sigreg_layer=layer,
             sigreg_slices=lejepa_slices if lejepa else None,
             seed=s,
+            start_phase=start,
+            **common,
         )
-        results.setdefault(label, []).append(res)
-    curves = {}
+        if label == FRESH:
+            fresh_runs.setdefault(s, []).append(res["phases"][0])
+        else:
+            results.setdefault(label, []).append(res)
+    rows = {}
     for label, runs in results.items():
         acc = np.array([[p["accuracy"] for p in r["phases"]] for r in runs])  # (seeds, P)
-        last = [r["phases"][-1] for r in runs]
+        rows[label] = (acc, [r["phases"][-1] for r in runs], [r["wall_s"] for r in runs])
+    if fresh_runs:
+        acc = np.array([[np.nan] + [p["accuracy"] for p in fresh_runs[s]] for s in seeds])
+        rows[FRESH] = (acc, [fresh_runs[s][-1] for s in seeds], [np.nan])
+    auc = {}
+    for label, (acc, _, _) in rows.items():
         later = acc[:, 1:] if acc.shape[1] > 1 else acc
+        auc[label] = interval_estimate(later.mean(1))
+    curves = {}
+    for label, (acc, last, walls) in rows.items():
+        later = acc[:, 1:] if acc.shape[1] > 1 else acc
+        point, lo, hi, _ = auc[label]
+        verdict = ""
+        if label != FRESH and FRESH in auc:
+            verdict = interval_verdict(lo, hi, auc[FRESH][1], auc[FRESH][2])
 
         def mean(key: str, scale: float = 1.0, last=last) -> float:
             return scale * float(np.mean([d[key] for d in last]))
@@ -156,9 +211,12 @@ def shuffled_labels_table(
         table.add_row(
             method=label,
             **{
-                "acc phase 1": float(acc[:, 0].mean()),
+                "acc phase 1": None if label == FRESH else float(acc[:, 0].mean()),
                 "acc last phase": float(acc[:, -1].mean()),
-                "AUC (mean acc phases 2..P)": float(later.mean()),
+                "AUC (mean acc phases 2..P)": point,
+                "AUC CI low": lo,
+                "AUC CI high": hi,
+                "vs fresh init (AUC)": verdict,
                 "last/first (phases 2..P)": float(
                     (later[:, -1] / np.maximum(later[:, 0], 1e-9)).mean()
                 ),
@@ -166,8 +224,9 @@ def shuffled_labels_table(
                 "dormant % tau=0.025": mean("dormant_tau0.025", 100),
                 "srank": mean("srank"),
                 "isotropy gap": mean("isotropy_gap"),
+                "gap^2 share of top eigenvalue": mean("gap_top_share"),
                 "SIGReg stat": mean("sigreg_stat"),
-                "wall": float(np.mean([r["wall_s"] for r in runs])),
+                "wall": None if label == FRESH else float(np.mean(walls)),
             },
         )
         curves[label] = acc.mean(0)
