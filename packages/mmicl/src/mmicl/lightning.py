@@ -222,7 +222,8 @@ class MultimodalICLDataModule(ICLDataModule):
         rest are the novel classes of the IC split; ``D2`` = the feature dimension).
     features:
         Path of the ``.npz`` feature bank (``modality2="features"``): arrays ``features``
-        (n, d) and integer ``labels`` (n,).
+        (n, d) and integer ``labels`` (n,); ``None`` uses the built-in example (scikit-learn
+        digits embedded by a 16-component PCA, :func:`mmicl.feature_bank.digits_features`).
     standardize:
         Centre and scale the feature bank (``modality2="features"``) to unit mean norm.
     K2, L2, D2, n_novel2, bank2_seed:
@@ -282,11 +283,13 @@ class MultimodalICLDataModule(ICLDataModule):
                 raise ValueError(f"digits: K2 must be between 1 and 9 training digits, got {h.K2}")
             m2 = DigitsModality(tuple(range(h.K2)))
         elif h.modality2 == "features":
-            if not h.features:
-                raise ValueError("modality2=features needs --data.init_args.features FILE.npz")
-            m2 = FeatureBank.from_npz(
-                h.features, K2=h.K2, min_novel=h.N // h.B, standardize=h.standardize
-            )
+            kw = {"K2": h.K2, "min_novel": h.N // h.B, "standardize": h.standardize}
+            if h.features:
+                m2 = FeatureBank.from_npz(h.features, **kw)
+            else:  # the built-in example: scikit-learn digits, PCA-16 (D2 = 16)
+                from mmicl.feature_bank import digits_features
+
+                m2 = FeatureBank(*digits_features(16), **kw)
         else:
             raise ValueError(f"unknown modality2 {h.modality2!r}; choose gmm, digits or features")
         return MultimodalSampler(bank1, m2, h.N, h.B, h.p_B, h.p_C, h.eps, h.alpha, h.control)
