@@ -17,6 +17,8 @@ def test_table_markdown_and_round_trip():
     assert "| method | err | time (s) |" in md
     assert "| ours | 1.235e-07 | 2 |" in md
     assert "a\\|b" in md  # pipes escaped
+    md = Table("T", ["max |diff|"]).to_markdown()
+    assert "| max \\|diff\\| |" in md  # in headers too
     back = Table.from_dict(json.loads(json.dumps(t.to_dict())))
     assert back.rows[0] == {"method": "ours", "err": 1.23456e-7, "time": 2.0}
     assert back.column("method") == ["ours", "a|b"]

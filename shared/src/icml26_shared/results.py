@@ -205,7 +205,8 @@ class Table:
     def to_markdown(self, level: int = 3) -> str:
         """Render as a GitHub-flavoured Markdown table under a heading of ``level`` (``###``)."""
         lines = [f"{'#' * level} {self.title}", ""]
-        lines.append("| " + " | ".join(self.header(c) for c in self.columns) + " |")
+        heads = [self.header(c).replace("|", "\\|") for c in self.columns]
+        lines.append("| " + " | ".join(heads) + " |")
         lines.append("|" + "---|" * len(self.columns))
         for row in self.rows:
             cells = [format_value(row.get(c)).replace("|", "\\|") for c in self.columns]
