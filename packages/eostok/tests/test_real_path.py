@@ -11,12 +11,16 @@ def test_hf_image_datamodule_on_a_local_imagefolder(tmp_path):
     from PIL import Image
 
     rng = np.random.default_rng(0)
+    root = tmp_path / "images"
     for c in ("cat", "dog"):
-        (tmp_path / c).mkdir()
+        (root / c).mkdir(parents=True)
         for i in range(6):
             arr = rng.integers(0, 255, (20 + i, 30, 3), dtype=np.uint8)  # non-square, odd sizes
-            Image.fromarray(arr).save(tmp_path / c / f"{i}.png")
-    dm = HFImageDataModule(str(tmp_path), image_size=16, batch_size=4, test_fraction=0.25)
+            Image.fromarray(arr).save(root / c / f"{i}.png")
+    dm = HFImageDataModule(
+        str(root), image_size=16, batch_size=4, test_fraction=0.25,
+        cache_dir=str(tmp_path / "cache"),  # not the user's datasets cache
+    )  # fmt: skip
     dm.setup("fit")
     assert dm.num_classes == 2
     assert len(dm.train_set) + len(dm.test_set) == 12

@@ -44,6 +44,7 @@ from .ar_prior import ARPrior
 from .digits_data import load_digits_images
 from .feature_net import FeatureCNN, train_feature_net
 from .grid_tokenizer import GridTokenizer
+from .image_folder import load_image_folder, split_images
 from .imagenet import OFFLINE_DATA_HINT, HFImageSplit
 from .shapes_data import load_shapes_images, shape_classes
 from .tokenizer import OneDTokenizer
@@ -164,8 +165,26 @@ class EOSTokModule(pl.LightningModule):
             p.requires_grad_(False)
 
     def setup(self, stage: str) -> None:
+        self._check_data()
         if self.hparams.align_weight > 0 and self.teacher is None:
             self.set_teacher(self.build_teacher())
+
+    def _check_data(self) -> None:
+        """Refuse a data module whose images or classes do not fit the model (one line)."""
+        dm = getattr(self._trainer, "datamodule", None) if self._trainer is not None else None
+        hp, dhp = self.hparams, getattr(dm, "hparams", {})
+        for key in ("channels", "image_size"):
+            if key in dhp and dhp[key] != hp[key]:
+                raise ValueError(
+                    f"the data has {key}={dhp[key]} but the model {key}={hp[key]}; "
+                    f"set --model.{key} {dhp[key]}"
+                )
+        n = getattr(dm, "num_classes", None)
+        if n is not None and n > hp.num_classes:
+            raise ValueError(
+                f"the data has {n} classes but the model num_classes={hp.num_classes}; "
+                f"set --model.num_classes {n}"
+            )
 
     def build_teacher(self) -> torch.nn.Module:
         """A frozen random CNN, one trained (teacher seed) on the real training images, or DINOv2.
@@ -174,7 +193,8 @@ class EOSTokModule(pl.LightningModule):
         (:class:`~eostok.imagenet.DINOv2Teacher`; set ``teacher_dim`` to its width).
 
         The training images are the attached datamodule's ``train_set`` when there is one
-        (digits, shapes, ...), else the upsampled digits.
+        (digits, shapes, your image folder, or the first 2,000 images of a ``datasets``
+        split), else the upsampled digits.
         """
         hp = self.hparams
         if hp.teacher == "dinov2":
@@ -188,6 +208,10 @@ class EOSTokModule(pl.LightningModule):
         train_set = getattr(dm, "train_set", None)
         if train_set is not None and hasattr(train_set, "tensors"):
             xtr, ytr = train_set.tensors
+        elif train_set is not None:  # a map-style dataset of (image, label) pairs
+            pairs = [train_set[i] for i in range(min(len(train_set), 2000))]
+            xtr = torch.stack([p[0] for p in pairs])
+            ytr = torch.as_tensor([int(p[1]) for p in pairs])
         else:
             xtr, ytr, _, _ = load_digits_images(hp.image_size)
         return train_feature_net(xtr, ytr, seed=hp.teacher_seed)
@@ -416,6 +440,66 @@ class ShapesDataModule(InMemoryImageDataModule):
         self.train_set, self.test_set = TensorDataset(xtr, ytr), TensorDataset(xte, yte)
 
 
+class ImageFolderDataModule(InMemoryImageDataModule):
+    """Your own images: ``<path>/<class>/<image>`` files, resized and held in memory.
+
+    Parameters
+    ----------
+    path:
+        Root folder; one subfolder per class (labels in sorted name order), or images directly
+        in it (one class).
+    image_size:
+        Side of the square images (short side resized, centre crop); set the model's
+        ``image_size`` to the same value.
+    channels:
+        3 (RGB) or 1 (greyscale); set the model's ``channels`` to the same value.
+    batch_size, test_fraction, seed:
+        Training batch size, the held-out fraction of every class (seeded split).
+
+    Examples
+    --------
+    >>> import tempfile, numpy as np
+    >>> from pathlib import Path
+    >>> from PIL import Image
+    >>> root = Path(tempfile.mkdtemp())
+    >>> for c in ("a", "b"):
+    ...     (root / c).mkdir()
+    ...     for i in range(4):
+    ...         Image.fromarray(np.full((8, 8, 3), 60 * i, np.uint8)).save(root / c / f"{i}.png")
+    >>> dm = ImageFolderDataModule(str(root), image_size=8, batch_size=2)
+    >>> dm.setup("fit")
+    >>> x, y = next(iter(dm.train_dataloader()))
+    >>> tuple(x.shape), dm.num_classes, dm.class_names
+    ((2, 3, 8, 8), 2, ['a', 'b'])
+    """
+
+    def __init__(
+        self,
+        path: str,
+        image_size: int = 32,
+        channels: int = 3,
+        batch_size: int = 64,
+        test_fraction: float = 0.2,
+        seed: int = 0,
+    ) -> None:
+        super().__init__()
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self.save_hyperparameters()
+
+    def setup(self, stage: str | None = None) -> None:
+        hp = self.hparams
+        x, y, self.class_names = load_image_folder(hp.path, hp.image_size, hp.channels)
+        self.num_classes = len(self.class_names)
+        xtr, ytr, xte, yte = split_images(x, y, hp.test_fraction, hp.seed)
+        if len(xtr) < hp.batch_size:
+            raise ValueError(
+                f"{hp.path}: {len(xtr)} training images, fewer than one batch of "
+                f"{hp.batch_size}; lower --data.batch_size"
+            )
+        self.train_set, self.test_set = TensorDataset(xtr, ytr), TensorDataset(xte, yte)
+
+
 class HFImageDataModule(pl.LightningDataModule):
     """Image classification data through ``datasets`` (ImageNet-1k by default).
 
@@ -431,6 +515,8 @@ class HFImageDataModule(pl.LightningDataModule):
         split is held out.
     image_key, label_key:
         Column names of the image and the class label.
+    cache_dir:
+        Where ``datasets`` keeps its cache (default: its own, under the user's home).
 
     Offline without a local copy, :meth:`setup` raises ``ConnectionError`` naming the
     dataset and the offline data.
@@ -448,6 +534,7 @@ class HFImageDataModule(pl.LightningDataModule):
         label_key: str = "label",
         num_workers: int = 0,
         seed: int = 0,
+        cache_dir: str | None = None,
     ) -> None:
         super().__init__()
         if batch_size < 1:
@@ -457,7 +544,7 @@ class HFImageDataModule(pl.LightningDataModule):
     def setup(self, stage: str | None = None) -> None:
         hp = self.hparams
         try:
-            ds = load_dataset(hp.path, offline_hint=OFFLINE_DATA_HINT)
+            ds = load_dataset(hp.path, offline_hint=OFFLINE_DATA_HINT, cache_dir=hp.cache_dir)
         except HubUnavailableError as exc:  # an OSError: the CLI prints it as one line
             raise ConnectionError(str(exc)) from exc
         train = ds[hp.train_split]
