@@ -34,7 +34,7 @@ def test_headline_table_lorfs_and_spectral_cells():
 def test_presets_validate():
     for preset in ("quick", "full", "paper"):
         settings = EXPERIMENT.validate(preset)
-        assert set(settings) == {"headline", "high_d", "loss_variance"}
+        assert set(settings) == {"headline", "high_d", "loss_variance", "nonlinear"}
 
 
 def test_sections_run_on_a_tiny_override(tmp_path):
@@ -46,13 +46,18 @@ def test_sections_run_on_a_tiny_override(tmp_path):
         "    rows: [{problem: torus_poisson, params: {d: 3}, baselines: [PINN]}]\n"
         "  high_d: {d: [3], pinn_d: [3]}\n"
         "  loss_variance: {d: [2, 3], repeats: 3}\n"
+        "  nonlinear:\n"
+        "    n_test: 500\n"
+        "    rows: [{problem: reaction, params: {rho: 2, modes_x: 16}, rank: 4, modes: [6, 16], slabs: 2}]\n"
     )
     report = EXPERIMENT.run(tmp_path / "out", preset="quick", overrides=[small], log=False)
     assert (tmp_path / "out" / "results.json").is_file()
     figures = {f for s in report.sections.values() for f in s.figures}
-    assert figures == {"headline.png", "high_d.png", "loss_variance.png"}
+    assert figures == {"headline.png", "high_d.png", "loss_variance.png", "nonlinear.png"}
     cell = report.sections["headline"].tables[0].rows[0]["LoRFS"]
     assert float(cell.split()[0]) < 1e-8
+    nonlinear = report.sections["nonlinear"].tables[0].rows[0]
+    assert float(nonlinear["rel. L2 error"]) < 1e-2  # against the exact logistic solution
 
 
 @pytest.mark.slow

@@ -13,8 +13,11 @@ Modules (one per concept of the method):
 - :mod:`lorfs.operators` separable linear operators
 - :mod:`lorfs.residual` closed-form losses (4-state recursion), Monte-Carlo estimator
 - :mod:`lorfs.als` exact alternating least squares (linear PDEs), L2 fits, rank rounding
-- :mod:`lorfs.gauss_newton` block Gauss-Newton (nonlinear PDEs, D <= 3)
-- :mod:`lorfs.problems`, :mod:`lorfs.reference` benchmark problems and reference solutions
+- :mod:`lorfs.time_slabs` nonlinear PDEs in any dimension: causal time slabs, Picard
+  linearisation, closed-form nonlinear terms (coefficient convolutions, rank truncation)
+- :mod:`lorfs.pde_spec` your own PDE from a YAML spec (``lorfs solve --spec``)
+- :mod:`lorfs.gauss_newton` the 0.1 block Gauss-Newton (nonlinear PDEs, D <= 3; LoRFSModule)
+- :mod:`lorfs.problems`, :mod:`lorfs.reference` benchmark problems and reference solutions (ETDRK4)
 - :mod:`lorfs.lightning` LightningModules (LoRFS, PINN) and the problem datamodule
 - :mod:`lorfs.pinn`, :mod:`lorfs.spectral` baselines (PINN networks, full-tensor spectral ceiling)
 - :mod:`lorfs.deepxde_anchor` DeepXDE's PINN on the same problems (``bench`` extra)
