@@ -231,7 +231,8 @@ class PDEDataModule(pl.LightningDataModule):
         (:mod:`~revit_equivariant.field_files`). ``test_variant: rot90`` rotates the test
         pairs by 90 degrees (3D: about the z axis).
     path:
-        Own fields: a ``.npz`` / ``.h5`` file or a folder with ``train.*`` / ``test.*``.
+        Own fields: a ``.npz`` / ``.h5`` file or a folder with ``train.*`` / ``test.*``
+        (``revit:own-fields-example.npz``: the example shipped in the package's configs).
         Real data: The Well's dataset folder (``.../datasets/NAME``, its ``data`` folder or
         any folder with ``train`` / ``valid`` / ``test`` sub-folders of ``.hdf5`` files), or
         the hub snapshot folder with ``train_V.npy`` / ``test_V.npy`` (``kf2d``: validation
@@ -282,6 +283,13 @@ class PDEDataModule(pl.LightningDataModule):
                 raise ValueError(
                     "problem custom reads your files: give --data.path FILE.npz|FILE.h5|DIR"
                 )
+            if path.startswith("revit:"):  # a file shipped in the package's configs/ folder
+                from icml26_shared.cli import config_folder
+
+                from .paper import PAPER
+
+                path = str(config_folder(PAPER) / path.split(":", 1)[1])
+                self.hparams.path = path
             if test_variant == "force45":
                 raise ValueError(
                     "test_variant force45 exists for the synthetic Kolmogorov flow only"
