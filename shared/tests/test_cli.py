@@ -269,3 +269,19 @@ def test_fit_logs_metrics_to_csv_under_default_root_dir(cli, tmp_path, monkeypat
     assert metrics.is_file() and "val_loss" in metrics.read_text()
     assert (root / "lightning_logs" / "version_0" / "config.yaml").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # nothing else in the cwd
+
+
+def test_lightning_chatter_filter_keeps_errors_one_line(caplog):
+    import logging
+
+    from icml26_shared.trainer import silence_lightning_chatter
+
+    silence_lightning_chatter()
+    log = logging.getLogger("lightning.pytorch.utilities.rank_zero")
+    with caplog.at_level(logging.INFO, logger=log.name):
+        for line in ("GPU available: False, used: False", "TPU available: False, using: 0 TPU cores",
+                     "💡 Tip: For seamless cloud uploads", "Seed set to 0",
+                     "GPU available: True (cuda), used: True", "`Trainer.fit` stopped"):  # fmt: skip
+            log.info(line)
+    kept = [r.getMessage() for r in caplog.records]
+    assert kept == ["GPU available: True (cuda), used: True", "`Trainer.fit` stopped"]

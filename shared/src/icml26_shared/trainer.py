@@ -27,17 +27,27 @@ _KNOWN_WARNINGS = (
 )
 
 
+#: Lightning's accelerator lines when there is no such accelerator (a found GPU is still shown).
+_ABSENT_ACCELERATORS = ("GPU available: False", "TPU available: False", "HPU available: False")
+
+
 class _DropTips(logging.Filter):
-    """Drops Lightning's advertisements and its "Seed set to N" line (the seed is in the config)."""
+    """Drops Lightning's advertisements, its "Seed set to N" line (the seed is in the config) and
+    its "GPU/TPU/HPU available: False" lines (so a CPU run's error stays one line)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = str(record.getMessage())
-        return "Tip:" not in message[:12] and not message.startswith("Seed set to")
+        return (
+            "Tip:" not in message[:12]
+            and not message.startswith("Seed set to")
+            and not message.startswith(_ABSENT_ACCELERATORS)
+        )
 
 
 def silence_lightning_chatter() -> None:
-    """Drop Lightning's "Tip" and "Seed set to" lines and known third-party deprecation
-    warnings (idempotent), so that a command's output is its result and an error is one line."""
+    """Drop Lightning's "Tip", "Seed set to" and absent-accelerator lines and known third-party
+    deprecation warnings (idempotent), so that a command's output is its result and an error is
+    one line."""
     loggers = (
         "lightning.pytorch.utilities.rank_zero",
         "lightning.fabric.utilities.rank_zero",
