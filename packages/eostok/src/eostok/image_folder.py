@@ -4,8 +4,10 @@ The offline counterpart of the paper's ImageNet path (EOSTok, arXiv 2605.00503) 
 own data at CPU scale. Layout ``<root>/<class>/<image>`` (class labels are the subfolder names
 in sorted order); images directly in ``<root>`` form one class. Every image is converted to
 RGB (``channels=3``) or greyscale (``channels=1``), its short side resized to ``image_size``
-and centre-cropped, as :func:`eostok.imagenet.to_tensor_image` does for ImageNet.
+and centre-cropped (:func:`to_tensor`, which :func:`eostok.imagenet.to_tensor_image` uses for
+ImageNet too).
 
+* :func:`to_tensor` -- one PIL image as ``(C, S, S)`` in [0, 1] (also the ImageNet path's);
 * :func:`load_image_folder` -- ``(images (N, C, S, S) in [0, 1], labels (N,), class names)``;
 * :func:`split_images` -- a seeded, class-stratified train/test split;
 * :class:`~eostok.lightning.ImageFolderDataModule` serves them to Lightning; the alignment
@@ -23,7 +25,7 @@ import torch.nn.functional as F
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff")
 
 
-def _to_tensor(image, image_size: int, channels: int) -> torch.Tensor:
+def to_tensor(image, image_size: int, channels: int = 3) -> torch.Tensor:
     """A PIL image -> ``(C, S, S)`` float in [0, 1]: resize the short side, centre crop."""
     import numpy as np
 
@@ -80,7 +82,7 @@ def load_image_folder(
         for path in paths:
             try:
                 with Image.open(path) as im:
-                    images.append(_to_tensor(im, image_size, channels))
+                    images.append(to_tensor(im, image_size, channels))
             except (UnidentifiedImageError, OSError) as exc:
                 raise ValueError(f"{path}: not a readable image ({exc})") from None
             labels.append(label)

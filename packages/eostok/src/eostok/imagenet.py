@@ -37,16 +37,9 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 
 def to_tensor_image(image, image_size: int) -> torch.Tensor:
     """A PIL image -> ``(3, S, S)`` float in [0, 1]: resize the short side, centre crop."""
-    import numpy as np
+    from .image_folder import to_tensor
 
-    arr = torch.from_numpy(np.asarray(image.convert("RGB"), dtype=np.float32) / 255.0)
-    x = arr.permute(2, 0, 1)[None]  # (1, 3, H, W)
-    h, w = x.shape[-2:]
-    scale = image_size / min(h, w)
-    nh, nw = max(image_size, round(h * scale)), max(image_size, round(w * scale))
-    x = F.interpolate(x, size=(nh, nw), mode="bilinear", antialias=True, align_corners=False)
-    top, left = (nh - image_size) // 2, (nw - image_size) // 2
-    return x[0, :, top : top + image_size, left : left + image_size].clamp(0, 1)
+    return to_tensor(image, image_size, channels=3)
 
 
 class HFImageSplit(Dataset):
