@@ -12,7 +12,7 @@ the same machine (notes, Sec. B4) by the public runners; sizes in
    estimate's grows like ``kappa^d`` (:func:`.comparison.variance_table`).
 4. ``nonlinear``: the nonlinear benchmarks (reaction, reaction-diffusion, Allen-Cahn) solved by
    the time slabs (:mod:`.time_slabs`) against their exact or ETDRK4 references
-   (:func:`nonlinear_section`).
+   (:func:`.comparison.nonlinear_table`).
 """
 
 from __future__ import annotations
@@ -86,52 +86,12 @@ class NonlinearSetting:
 
 def nonlinear_section(s: NonlinearSetting, seed: int) -> SectionResult:
     """LoRFS (time slabs + Picard) on the nonlinear rows against their independent references."""
-    import time
-
-    from icml26_shared.results import Table
-
+    from .comparison import nonlinear_table
     from .plots import nonlinear_figure
-    from .problems import build_problem, relative_error_on
-    from .time_slabs import solve_nonlinear
 
     _one_thread()
-    table = Table(
-        "Nonlinear rows: LoRFS (causal time slabs + Picard) against independent references",
-        [
-            "problem",
-            "reference",
-            "rank",
-            "modes (t per slab, x)",
-            "slabs",
-            "rel. L2 error",
-            "CPU s",
-        ],
-        notes=(
-            "Reference: the exact logistic solution (reaction) or ETDRK4 (Kassam & Trefethen 2005; "
-            "512 nodes for Allen-Cahn, 256 for reaction-diffusion, 2000 steps). LoRFS is "
-            "deterministic here (the seed only perturbs terms beyond the initial condition's rank "
-            "at 1e-6). CPU s: process CPU time of the solve."
-        ),
-    )
-    rows = []
-    for row in s.rows:
-        problem = build_problem(row["problem"], row.get("params"))
-        cpu = time.process_time()
-        sol = solve_nonlinear(
-            problem, rank=row["rank"], modes=row["modes"], slabs=row["slabs"], seed=seed
-        )
-        cpu = time.process_time() - cpu
-        err = relative_error_on(problem, sol, n=s.n_test, seed=seed + 1)
-        ref = "exact" if problem.exact is not None else "ETDRK4"
-        table.add_row(
-            problem=problem.name,
-            reference=ref,
-            rank=row["rank"],
-            **{"modes (t per slab, x)": str(row["modes"]), "slabs": row["slabs"]},
-            **{"rel. L2 error": err, "CPU s": round(cpu, 1)},
-        )
-        rows.append((problem.name, err))
-    return SectionResult([table], {"nonlinear.png": nonlinear_figure(rows)})
+    table, points = nonlinear_table(s.rows, s.n_test, seed)
+    return SectionResult([table], {"nonlinear.png": nonlinear_figure(points)})
 
 
 EXPERIMENT = Experiment(
