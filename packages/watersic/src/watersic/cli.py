@@ -211,10 +211,12 @@ def quantize(
 
 
 def _check_out(out: Path) -> None:
-    if out.exists() and (
-        not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").exists())
-    ):
-        raise UsageError(f"--out {out}: exists and is not an empty folder or a watersic artifact")
+    from watersic.model_quantization import check_artifact_target
+
+    try:
+        check_artifact_target(out)
+    except ValueError as e:
+        raise UsageError(f"--out {e}") from None
 
 
 def evaluate(

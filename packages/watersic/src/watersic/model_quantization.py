@@ -181,6 +181,20 @@ def _capture(block: nn.Module, names: Iterable[str], x: torch.Tensor, kw: dict) 
     return got
 
 
+def check_artifact_target(out: str | Path) -> None:
+    """Refuse a target folder that a :meth:`QuantizedArtifact.save` would clobber.
+
+    ``out`` may be missing, an empty folder or a previous artifact (a folder with
+    ``manifest.json``); anything else raises ``ValueError`` naming it. The CLI calls this
+    before a long quantization, ``save`` calls it again before writing.
+    """
+    out = Path(out)
+    if out.exists() and (
+        not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").exists())
+    ):
+        raise ValueError(f"{out} exists and is not an empty folder or a watersic artifact")
+
+
 @dataclass
 class QuantizedArtifact:
     """A quantized model: per-layer results, the achieved rate and what is needed to save it.
@@ -232,10 +246,7 @@ class QuantizedArtifact:
         if self.model is None:
             raise ValueError("this artifact has no model attached; nothing to save")
         out = Path(out)
-        if out.exists() and (
-            not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").exists())
-        ):
-            raise ValueError(f"{out} exists and is not an empty folder or a watersic artifact")
+        check_artifact_target(out)
         out.parent.mkdir(parents=True, exist_ok=True)
         final, out = out, Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
         umask = os.umask(0)
