@@ -141,12 +141,39 @@ def test_xq_saves_only_the_uint8_base_and_fewer_bytes_than_mem():
     big = [t for t in _saved(xq, x) if t.shape == (m, n)]
     assert len(big) == 1 and big[0].dtype == torch.uint8 and big[0] is xq.w_q
     assert not any(t.is_floating_point() and t.numel() >= m * n for t in _saved(xq, x))
-    # excluding resident buffers, XQ saves exactly what mem saves (x, G's, permutations)
+    # excluding resident tensors, XQ saves exactly what mem saves (x only)
     with SavedTensorMeter(mem) as a:
         mem(x)
     with SavedTensorMeter(xq) as c:
         xq(x)
     assert a.bytes == c.bytes
+
+
+def test_mem_saves_only_x_the_rotation_parameters_the_base_and_the_permutations():
+    layer = _layer("mem", cayley="neumann", m=64, n=32, b=8, q=0.05, dtype=torch.float32)
+    x = torch.randn(16, 32, requires_grad=True)
+    expected = [x, layer.q_in, layer.q_out, layer.bias, layer.perm_in, layer.perm_out,
+                layer.inv_perm_out, layer.w_tilde]  # fmt: skip
+    saved = _saved(layer, x)
+    assert len(saved) == len(expected)
+    assert all(any(t is e for e in expected) for t in saved)
+    assert not any(t.dim() == 3 for t in saved)  # no G blocks, no powers of Q
+    with SavedTensorMeter(layer, count_resident=True) as meter:
+        layer(x)
+    assert meter.bytes == sum(t.numel() * t.element_size() for t in expected)
+
+
+@pytest.mark.parametrize("cayley", ["neumann", "exact"])
+@pytest.mark.parametrize("mode", ["fast", "mem"])
+def test_analytic_cayley_backward_equals_naive_autograd_through_the_layer(mode, cayley):
+    kw = dict(m=16, n=24, b=4, q=0.3, cayley=cayley)
+    layer, naive = _layer(mode, **kw), _layer("naive", **kw)  # naive: plain-autograd map
+    x = torch.randn(5, 24, dtype=D, requires_grad=True)
+    gy = torch.randn(5, 16, dtype=D)
+    ga = torch.autograd.grad(layer(x), [x, layer.q_in, layer.q_out, layer.bias], gy)
+    gb = torch.autograd.grad(naive(x), [x, naive.q_in, naive.q_out, naive.bias], gy)
+    for a, c in zip(ga, gb, strict=True):
+        assert torch.allclose(a, c, atol=1e-11)
 
 
 def test_xq_recompute_gradients_equal_autograd_through_the_dequantised_base():

@@ -9,10 +9,13 @@ W~0 = Pi_out W0 Pi_in^T stored once per merge. Paths of :meth:`POETLinear.forwar
 * weight-centric (``path="weight"``): form B_out W~0 B_in by block matmuls, O(mnb), then a
   plain linear; cheaper when N > 2mn/(m+n) ... (``"auto"`` picks by the flop count);
 * POET-X_mem (``mode="mem"``): the input-centric path through
-  :class:`~poet_x.recompute.InputCentricRecompute` (saves x only, recomputes in backward);
+  :class:`~poet_x.recompute.InputCentricRecompute` (saves x, the rotation parameters q and the
+  base only; recomputes the G's and the activations in backward);
 * POET-XQ (``mode="mem"``, ``base_quant="int8"``): the same Function fed the uint8 codes of
   W~0, dequantised inside its forward and its recompute (only the codes are saved);
-* POET (``mode="naive"``): the predecessor, dense m x m R and n x n P and R W0 P every step.
+* POET (``mode="naive"``): the predecessor, dense m x m R and n x n P and R W0 P every step,
+  with the Cayley map under plain autograd (the fast and weight paths use the
+  memory-efficient :class:`~poet_x.cayley.CayleyMap`, which saves only q).
 
 Bias: by default the bias b0 sits *before* the output rotation, as in the authors' code
 (y = R (W0 P x + b0), so the exported bias is R b0, :meth:`POETLinear.effective_bias`);
@@ -136,9 +139,17 @@ class POETLinear(nn.Module):
         return self.base_tilde()[self.inv_perm_out][:, inv_in]
 
     def rotations(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The orthogonal blocks ``(G_in (n/b, b, b), G_out (m/b, b, b))``."""
+        """The orthogonal blocks ``(G_in (n/b, b, b), G_out (m/b, b, b))``.
+
+        Through :class:`~poet_x.cayley.CayleyMap` (only q saved for backward), except in
+        ``mode="naive"``, which keeps the predecessor POET's plain-autograd map.
+        """
         c, t, b = self.cfg.cayley, self.cfg.neumann_terms, self.block_size
-        return rotation_blocks(self.q_in, b, c, t), rotation_blocks(self.q_out, b, c, t)
+        ag = self.cfg.mode == "naive"
+        return (
+            rotation_blocks(self.q_in, b, c, t, autograd=ag),
+            rotation_blocks(self.q_out, b, c, t, autograd=ag),
+        )
 
     def dense_rotations(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Dense R (m x m) and P (n x n) = Pi^T diag(G) Pi (the naive POET factors).
@@ -194,14 +205,15 @@ class POETLinear(nn.Module):
             return F.linear(x, r @ self.base_weight() @ p, bias)
         n_tokens = x.numel() // max(x.shape[-1], 1)
         if self.cfg.mode == "mem":
-            g_in, g_out = self.rotations()
             if self.cfg.base_quant == "int8":
                 stored = (self.w_q, self.w_scale, self.w_zero)
             else:
                 stored = (self.w_tilde,)
+            rot = (self.block_size, self.cfg.cayley, self.cfg.neumann_terms)
             return InputCentricRecompute.apply(
-                x, g_in, g_out, self.bias, self.perm_in, self.perm_out, self.inv_perm_out,
-                self.bias_before_rotation, self.cfg.quant_group_size, *stored,
+                x, self.q_in, self.q_out, self.bias, self.perm_in, self.perm_out,
+                self.inv_perm_out, self.bias_before_rotation, self.cfg.quant_group_size, rot,
+                *stored,
             )  # fmt: skip
         if self.choose_path(n_tokens) == "weight":
             return F.linear(x, self.effective_weight(), self.effective_bias())

@@ -12,20 +12,31 @@ coordinates):
     u  = h diag(G_out)^T        (R's block rotation)
     y  = u[:, inv_perm_out]     (+ b0 when the bias sits after the rotation: y = R W0 P x + b0)
 
-Only ``x``, the small G's, the permutations and the *stored* base are saved: in POET-X_mem the
-base is W~0 itself; in POET-XQ it is the uint8 codes with their group scales and zeros
+The Function takes the rotation *parameters* q_in, q_out (b(b-1)/2 per block) and applies the
+Cayley(-Neumann) map q -> G itself (:func:`~poet_x.cayley.cayley_map`). Only ``x``, q_in,
+q_out, the permutations and the *stored* base are saved: in POET-X_mem the base is W~0
+itself; in POET-XQ it is the uint8 codes with their group scales and zeros
 (:mod:`~poet_x.quantized_base`), dequantised inside the forward and again inside the
 backward, so no full-precision copy of the base is kept alive between the two passes.
-Backward recomputes z and h and forms dL/dG_out,k = sum_tokens g_k^T h_k and
-dL/dG_in,k = sum_tokens (dz)_k^T xp_k (the four phases of the authors' memory mode); W0 gets
-no gradient. The Q -> G Cayley map stays outside, under ordinary autograd.
+Backward rebuilds the G's from q, recomputes z and h and forms
+dL/dG_out,k = sum_tokens g_k^T h_k and dL/dG_in,k = sum_tokens (dz)_k^T xp_k (the four phases
+of the authors' memory mode), then maps them to dL/dq with the map's exact analytic backward
+(:func:`~poet_x.cayley.cayley_vjp`, :func:`~poet_x.cayley.skew_params_grad`); W0 gets no
+gradient. Neither the G's nor the powers of Q are kept between the passes.
 """
 
 from __future__ import annotations
 
 import torch
 
-from .cayley import apply_blocks
+from .cayley import (
+    apply_blocks,
+    cayley_exact,
+    cayley_neumann,
+    cayley_vjp,
+    skew_from_params,
+    skew_params_grad,
+)
 from .quantized_base import dequantize_int8
 
 
@@ -45,17 +56,29 @@ def _base(stored: tuple, group_size: int, dtype: torch.dtype) -> torch.Tensor:
     return dequantize_int8(w_q, scale, zero, group_size, dtype)
 
 
-class InputCentricRecompute(torch.autograd.Function):
-    """y = Pi_out^T B_out (W~0 B_in Pi_in x [+ Pi_out b0]) [+ b0], saving only x, the rotations
-    and the stored (possibly uint8) base.
+def _rotations(q_in, q_out, rot, warn=True):
+    """(G_in, G_out) from the flat parameters; ``rot = (b, cayley, terms)``."""
+    b, cayley, terms = rot
+    gs = []
+    for q in (q_in, q_out):
+        skew = skew_from_params(q, b)
+        gs.append(cayley_exact(skew) if cayley == "exact" else cayley_neumann(skew, terms, warn))
+    return gs[0], gs[1]
 
-    ``apply(x, g_in, g_out, bias, perm_in, perm_out, inv_perm_out, bias_before_rotation,
-    group_size, *stored)`` with ``stored = (w_tilde,)`` (POET-X_mem) or ``(w_q, scale, zero)``
-    (POET-XQ).
+
+class InputCentricRecompute(torch.autograd.Function):
+    """y = Pi_out^T B_out (W~0 B_in Pi_in x [+ Pi_out b0]) [+ b0] with B = diag(Cayley(q)),
+    saving only x, the rotation parameters q and the stored (possibly uint8) base.
+
+    ``apply(x, q_in, q_out, bias, perm_in, perm_out, inv_perm_out, bias_before_rotation,
+    group_size, (b, cayley, terms), *stored)`` with ``stored = (w_tilde,)`` (POET-X_mem) or
+    ``(w_q, scale, zero)`` (POET-XQ).
     """
 
     @staticmethod
-    def forward(ctx, x, g_in, g_out, bias, perm_in, perm_out, inv_perm_out, before, gs, *stored):  # noqa: D102
+    def forward(ctx, x, q_in, q_out, bias, perm_in, perm_out, inv_perm_out, before, gs, rot,
+                *stored):  # noqa: D102  # fmt: skip
+        g_in, g_out = _rotations(q_in, q_out, rot)
         w_tilde = _base(stored, gs, g_in.dtype)
         xp = x.index_select(-1, perm_in)
         h = apply_blocks(xp, g_in) @ w_tilde.t()
@@ -65,13 +88,15 @@ class InputCentricRecompute(torch.autograd.Function):
         y = apply_blocks(h, g_out).index_select(-1, inv_perm_out)
         if bias is not None and not before:
             y = y + bias
-        ctx.save_for_backward(x, g_in, g_out, bias, perm_in, perm_out, inv_perm_out, *stored)
-        ctx.before, ctx.gs = before, gs
+        del g_in, g_out  # rebuilt from q in backward
+        ctx.save_for_backward(x, q_in, q_out, bias, perm_in, perm_out, inv_perm_out, *stored)
+        ctx.before, ctx.gs, ctx.rot = before, gs, rot
         return y
 
     @staticmethod
     def backward(ctx, grad_y):  # noqa: D102
-        x, g_in, g_out, bias, perm_in, perm_out, inv_perm_out, *stored = ctx.saved_tensors
+        x, q_in, q_out, bias, perm_in, perm_out, inv_perm_out, *stored = ctx.saved_tensors
+        g_in, g_out = _rotations(q_in, q_out, ctx.rot, warn=False)  # phase 0: G from q
         k_in, k_out = g_in.shape[0], g_out.shape[0]
         w_tilde = _base(tuple(stored), ctx.gs, g_in.dtype)  # XQ: dequantised in the recompute
         # phase 1: recompute the input side
@@ -102,6 +127,16 @@ class InputCentricRecompute(torch.autograd.Function):
         del xp
         gxp = apply_blocks(gz, g_in.transpose(1, 2))
         grad_x = torch.empty_like(gxp).index_copy_(-1, perm_in, gxp)
-        return (grad_x, grad_g_in, grad_g_out, grad_bias, None, None, None, None, None) + (
-            None,
-        ) * len(stored)
+        del gxp
+        # phase 5: through the Cayley(-Neumann) map to the parameters (analytic, recomputed)
+        b, cayley, terms = ctx.rot
+        grad_q_in = grad_q_out = None
+        if ctx.needs_input_grad[1]:
+            grad_q_in = skew_params_grad(
+                cayley_vjp(skew_from_params(q_in, b), grad_g_in, cayley, terms)
+            )
+        if ctx.needs_input_grad[2]:
+            grad_q_out = skew_params_grad(
+                cayley_vjp(skew_from_params(q_out, b), grad_g_out, cayley, terms)
+            )
+        return (grad_x, grad_q_in, grad_q_out, grad_bias) + (None,) * (6 + len(stored))
