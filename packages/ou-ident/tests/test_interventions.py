@@ -63,9 +63,33 @@ def test_unknown_family_and_bad_targets(theta):
 
 
 def test_families_registry():
-    assert set(FAMILIES) == {"shift", "noise", "degradation", "knockdown", "hard"}
+    assert set(FAMILIES) == {"shift", "noise", "degradation", "knockdown", "hard", "inhibition"}
     assert [f for f, c in FAMILIES.items() if c.drift_changing] == [
         "degradation",
         "knockdown",
         "hard",
+        "inhibition",
     ]
+
+
+def test_inhibition_cuts_the_targets_outgoing_edges_and_is_fitted_exactly():
+    """Activity inhibition: column k of A (off-diagonal) scaled, row k and b untouched; the
+    joint estimator recovers a planted system from population moments under it."""
+    from ou_ident.interventions import Inhibition
+    from ou_ident.joint import fit_joint
+    from ou_ident.moment_equations import EnvironmentMoments
+    from ou_ident.ou_process import OUParams
+
+    theta = OUParams(
+        [[-1.5, 0.0, 0.4], [0.8, -1.2, 0.0], [0.0, -0.6, -1.0]], [1.0, 0.5, -0.3], [1.0, 0.8, 1.2]
+    ).normalized()
+    out = Inhibition(0, 0.25).apply(theta)
+    assert np.allclose(out.A[:, 0], [theta.A[0, 0], 0.25 * theta.A[1, 0], 0.0])
+    assert np.allclose(np.delete(out.A, 0, axis=1), np.delete(theta.A, 0, axis=1))
+    assert np.allclose(out.b, theta.b)
+    envs = [Environment("obs"), Environment("inh0", (Inhibition(0, 0.0),))]
+    data = [EnvironmentMoments.population(e, theta) for e in envs]
+    fit = fit_joint(data)
+    assert np.allclose(fit.A, theta.A, atol=1e-8)
+    with pytest.raises(ValueError, match="rho"):
+        Inhibition(0, 1.0)

@@ -25,7 +25,7 @@ from .paper import PAPER
 if TYPE_CHECKING:
     import numpy as np
 
-Family = Literal["shift", "noise", "degradation", "knockdown", "hard"]
+Family = Literal["shift", "noise", "degradation", "knockdown", "hard", "inhibition"]
 
 
 def _load_matrix(path: Path, what: str) -> np.ndarray:

@@ -13,7 +13,12 @@ class                       change                                  strength dom
 :class:`Degradation`        ``A_kk -> A_kk - gamma``                ``gamma > 0``    yes
 :class:`KnockDown`          ``A_kj -> rho A_kj (j != k)``, ``b_k -> rho b_k``  ``0 <= rho < 1``  yes
 :class:`Hard`               ``A_kj -> 0 (j != k)``, ``b_k -> -A_kk v``  real ``v``   yes
+:class:`Inhibition`         ``A_ik -> rho A_ik (i != k)``           ``0 <= rho < 1``  yes
 ==========================  =====================================  ===============  =========
+
+:class:`Inhibition` is not one of the paper's families: it is the activity inhibition of a
+kinase inhibitor (the target's *effect* on the others is blocked, its own level is free), the
+model of the Sachs et al. (2005) inhibitor conditions (:mod:`ou_ident.sachs`).
 
 For estimation every family is written *linearly* in the parameters plus one
 free number per intervention (:meth:`Intervention.environment_parameters`): the
@@ -44,6 +49,7 @@ __all__ = [
     "Degradation",
     "Environment",
     "Hard",
+    "Inhibition",
     "Intervention",
     "KnockDown",
     "NoiseScale",
@@ -327,8 +333,57 @@ class Hard(Intervention):
         return float(-free[0] / params.A[self.target, self.target])
 
 
+@dataclass(frozen=True)
+class Inhibition(Intervention):
+    """Activity inhibition: the target's outgoing edges ``A_ik -> rho A_ik`` (``i != k``).
+
+    The model of a kinase inhibitor: the target still exists (its own level may even rise
+    through lost feedback) but acts on its substrates with the remaining activity ``rho``
+    in ``[0, 1)``; ``b``, ``D`` and ``A_kk`` are kept. Not among the paper's families.
+    Estimators use the given ``rho`` and a full block (``rho = 0``) when it is unknown, so
+    the linear form has no free number and needs no calibration to predict.
+
+    Examples
+    --------
+    >>> theta = OUParams([[-1.0, 0.0], [1.0, -1.0]], [1.0, 0.0], [1.0, 1.0])
+    >>> Inhibition(0, 0.0).apply(theta).stationary_mean()   # 0 no longer drives 1
+    array([1., 0.])
+    """
+
+    family: ClassVar[str] = "inhibition"
+    drift_changing: ClassVar[bool] = True
+    n_free: ClassVar[int] = 0
+
+    def check_strength(self, s):
+        if not 0 <= s < 1:
+            raise ValueError(f"inhibition: remaining activity rho must be in [0, 1), got {s}")
+
+    def natural(self, A, b, d, s):
+        k = self.target
+        A = A.copy() if isinstance(A, np.ndarray) else A.clone()
+        diag = A[k, k] * 1.0
+        A[:, k] = A[:, k] * s
+        A[k, k] = diag
+        return A, b, d
+
+    def environment_parameters(self, A, b, d, free, rho=None):
+        k = self.target
+        s = 0.0 if self.strength is None else float(self.strength)
+        A = A.copy()
+        diag = A[:, k, k].copy()
+        A[:, :, k] *= s
+        A[:, k, k] = diag
+        return A, b, d
+
+    def free_from_strength(self, params):
+        return np.zeros(0)
+
+    def strength_from_free(self, params, free):
+        return 0.0 if self.strength is None else float(self.strength)
+
+
 FAMILIES: dict[str, type[Intervention]] = {
-    cls.family: cls for cls in (Shift, NoiseScale, Degradation, KnockDown, Hard)
+    cls.family: cls for cls in (Shift, NoiseScale, Degradation, KnockDown, Hard, Inhibition)
 }
 
 

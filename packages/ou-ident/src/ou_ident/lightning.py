@@ -72,13 +72,14 @@ _DOMAIN = {  # raw number -> strength of the family
     "noise": F.softplus,
     "degradation": F.softplus,
     "knockdown": torch.sigmoid,
+    "inhibition": torch.sigmoid,
 }
 
 
 def _inverse_domain(family: str, s: float) -> float:
     if family in {"shift", "hard"}:
         return float(s)
-    if family == "knockdown":
+    if family in {"knockdown", "inhibition"}:
         s = min(max(s, 1e-4), 1 - 1e-4)
         return float(np.log(s / (1 - s)))
     s = max(s, 1e-4)

@@ -107,6 +107,7 @@ def _strength_bounds(family: str, params: OUParams, target: int) -> tuple[float,
         "noise": (1e-3, 100.0),
         "degradation": (1e-6 * max(akk, 1e-3), 50.0 * max(akk, 1e-3)),
         "knockdown": (0.0, 1.0 - 1e-9),
+        "inhibition": (0.0, 1.0 - 1e-9),
         "hard": (-50.0 * scale, 50.0 * scale),
     }[family]
 

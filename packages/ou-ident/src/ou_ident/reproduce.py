@@ -28,7 +28,7 @@ from icml26_shared.experiment import Experiment, Section, SectionResult, seeds
 
 from ou_ident.comparison import comparison_table
 from ou_ident.convergence import error_vs_n_table
-from ou_ident.efficiency import coverage_table, efficiency_table
+from ou_ident.efficiency import coverage_table, efficiency_table, replication_table
 from ou_ident.identifiability import identifiability_table
 
 
@@ -64,10 +64,12 @@ class EfficiencySetting:
     p: int
     ns: list[int]  # samples per environment
     seeds: int
+    control: dict | None = None  # {p, n, replications}: well-identified control (per node)
 
 
 def efficiency_section(s: EfficiencySetting, seed: int) -> SectionResult:
-    return SectionResult([efficiency_table(s.p, s.ns, seeds(s, seed))])
+    tables = [efficiency_table(s.p, s.ns, seeds(s, seed))]
+    return SectionResult(tables + ([replication_table(**s.control)] if s.control else []))
 
 
 @dataclass

@@ -14,8 +14,9 @@ equations). This module maximises the exact likelihood of all environments over 
    (m_e - mu_e)^T)]``, its score and Fisher information
    ``I = sum_e n_e [dmu^T Sigma^{-1} dmu + 1/2 tr(Sigma^{-1} dSigma_i Sigma^{-1} dSigma_j)]``
    -> :func:`score_information`.
-4. Fisher scoring in the tangent space of the scale normalisation ``tr D = p``, with
-   backtracking that keeps every environment's drift Hurwitz (the stationarity constraint),
+4. Fisher scoring in the tangent space of the scale normalisation ``tr D = p``, damped
+   (Levenberg-Marquardt) so that every accepted step raises the likelihood and keeps every
+   environment's drift Hurwitz (the stationarity constraint),
    started from a Hurwitz projection of the weighted moment estimate
    (:func:`ou_ident.hurwitz_projection.project_hurwitz`) -> :func:`fit_stationary_ml`.
 5. standard errors from the inverse Fisher information restricted to ``tr D = p``
@@ -52,6 +53,7 @@ __all__ = [
     "lyapunov_batch",
     "score_information",
     "stationary_jacobian",
+    "tangent_basis",
 ]
 
 
@@ -176,7 +178,7 @@ def score_information(theta, data: Sequence[EnvironmentMoments], jacs):
     return score, 0.5 * (info + info.T)
 
 
-def _tangent(layout: ParameterLayout) -> np.ndarray:
+def tangent_basis(layout: ParameterLayout) -> np.ndarray:
     """Basis ``N (dim, dim - 1)`` of ``{v : sum v[D] = 0}`` (the ``tr D = p`` constraint)."""
     dim = layout.dim
     cols = np.arange(dim)[layout.d_slice]
@@ -191,8 +193,8 @@ def _tangent(layout: ParameterLayout) -> np.ndarray:
 def fit_stationary_ml(
     data: Sequence[EnvironmentMoments],
     start,
-    max_iter: int = 100,
-    tol: float = 1e-10,
+    max_iter: int = 200,
+    tol: float = 1e-8,
 ):
     """Maximum likelihood of the stationary Gaussian laws, from a moment estimate ``start``.
 
@@ -204,7 +206,8 @@ def fit_stationary_ml(
         An :class:`~ou_ident.steady_state_fit.OUFit` on the same environments (its layout
         and knock-down factors are kept); projected onto Hurwitz drifts first.
     max_iter, tol:
-        Fisher-scoring iterations and the relative tolerance on the log-likelihood.
+        Fisher-scoring iterations; the loop stops when the Newton decrement
+        ``g^T I^+ g / 2`` (the log-likelihood still to gain) is below ``tol`` per parameter.
 
     Every step keeps all environments' drifts Hurwitz with the margin :data:`MIN_RATE`;
     ``diagnostics["at_boundary"]`` flags a fit whose slowest decay rate ended below
@@ -222,37 +225,42 @@ def fit_stationary_ml(
     layout, rhos = start.layout, dict(start.rhos)
     p = layout.p
     jacs = environment_jacobians(layout, rhos)
-    N = _tangent(layout)
+    N = tangent_basis(layout)
     theta = project_hurwitz(start.theta, layout, rhos)
     projected = not np.allclose(theta, start.theta)
     theta = theta * (p / float(np.sum(theta[layout.d_slice])))
     ll = log_likelihood(theta, data, jacs)
     iterations = 0
-    for _ in range(max_iter):
+    damping = 1e-6  # Levenberg-Marquardt: relative to the mean diagonal of the information
+    decrement = np.inf
+    while iterations < max_iter:
         iterations += 1
         score, info = score_information(theta, data, jacs)
         H = N.T @ info @ N
         g = N.T @ score
-        try:
-            step = N @ np.linalg.solve(H + 1e-12 * np.trace(H) / len(H) * np.eye(len(H)), g)
-        except np.linalg.LinAlgError:
-            step = N @ np.linalg.lstsq(H, g, rcond=None)[0]
-        t = 1.0
+        scale = float(np.trace(H)) / len(H)
+        # Newton decrement g' H^+ g / 2: the log-likelihood still to gain on the quadratic model
+        decrement = 0.5 * float(g @ np.linalg.lstsq(H, g, rcond=1e-14)[0])
+        if decrement <= tol * max(1.0, len(H)):
+            break
         improved = False
-        for _ in range(40):
-            trial = theta + t * step
+        while damping < 1e12:
+            try:
+                step = N @ np.linalg.solve(H + damping * scale * np.eye(len(H)), g)
+            except np.linalg.LinAlgError:
+                damping *= 10.0
+                continue
+            trial = theta + step
             if _is_stable(trial, jacs, p):
                 ll_new = log_likelihood(trial, data, jacs)
-                if ll_new >= ll - 1e-12 * abs(ll):
+                if ll_new > ll:
                     improved = True
                     break
-            t *= 0.5
+            damping *= 10.0
         if not improved:
             break
-        gain = ll_new - ll
         theta, ll = trial, ll_new
-        if gain <= tol * max(abs(ll), 1.0):
-            break
+        damping = max(damping / 30.0, 1e-12)
     theta_cov = None
     if all(d.n is not None for d in data):
         _, info = score_information(theta, data, jacs)
@@ -264,6 +272,7 @@ def fit_stationary_ml(
         "at_boundary": bool(rate < BOUNDARY_RATE),
         "log_likelihood": ll,
         "iterations": iterations,
+        "newton_decrement": float(decrement),
         "projected_to_hurwitz": bool(projected),
         "start_method": start.method,
     }
@@ -276,7 +285,7 @@ def fit_efficient(
     data: Sequence[EnvironmentMoments],
     mask=None,
     ridge: float = 0.0,
-    max_iter: int = 100,
+    max_iter: int = 200,
 ):
     """The efficient estimator: weighted moment equations, then stationary Gaussian ML.
 

@@ -149,6 +149,8 @@ def random_strength(family: str, params: OUParams, target: int, rng: np.random.G
         return u * abs(params.A[target, target])
     if family == "knockdown":
         return 0.4 * (u - 0.5)
+    if family == "inhibition":
+        return 0.5 * (u - 0.5)
     return float(rng.normal(0.0, 2.0))  # hard: clamped mean
 
 
