@@ -96,6 +96,29 @@ def test_deepinv_dps_rejects_bad_settings():
         DeepinvDPSSolver(lambda x, t: x, Downsample(2), num_steps=1)
 
 
+def test_diffpir_and_ddrm_share_the_unit_range_set_up():
+    """Both samplers check their settings and map y = A x + n to A (x + 1) / 2 + n / 2 the same
+    way (the UnitRangeSampler base); DiffPIR alone refuses sigma = 0."""
+    from weakprior.deepinv_anchor import DeepinvDDRMSolver, DeepinvDiffPIRSolver
+
+    shape = (2, 1, 4, 4)
+    x = torch.rand(shape, generator=torch.Generator().manual_seed(0)) * 2 - 1
+    op = RandomInpainting(shape, 0.5, seed=1)
+    y = measure(op, x, 0.0)
+    for solver in (DeepinvDiffPIRSolver, DeepinvDDRMSolver):
+        s = solver(lambda z, t: z, op, sigma=0.02, num_steps=5)
+        got_shape, y01 = s.unit_range_problem(y, shape)
+        assert got_shape == shape and s.unit_sigma == pytest.approx(0.01)
+        torch.testing.assert_close(y01, op((x + 1) / 2))
+        with pytest.raises(ValueError, match="num_steps"):
+            solver(lambda z, t: z, op, num_steps=1)
+        with pytest.raises(ValueError, match="sigma"):
+            solver(lambda z, t: z, op, sigma=-0.1)
+    assert DeepinvDDRMSolver(lambda z, t: z, op, sigma=0.0).sigma == 0.0
+    with pytest.raises(ValueError, match="sigma > 0"):
+        DeepinvDiffPIRSolver(lambda z, t: z, op, sigma=0.0)
+
+
 @pytest.mark.parametrize("op_name", ["random", "blur"])
 def test_deepinv_diffpir_and_ddrm_recover_a_gaussian_signal(op_name):
     """With the exact eps of a Gaussian prior, deepinv's DiffPIR and DDRM (run through our

@@ -20,9 +20,11 @@ implementation on the same measurements and with the same tiny prior:
   Both samplers work on images in ``[0, 1]``; :class:`UnitRangeDenoiser` gives them our
   ``[-1, 1]`` denoiser in that range (``x01 = (x + 1) / 2``, so noise ``sigma`` on ``x01`` is
   ``2 sigma`` on ``x``) and :func:`unit_range_measurement` maps ``y = A x + n`` to
-  ``A x01 + n / 2``. DDRM needs an SVD of ``A``: deepinv's ``Inpainting`` is one (solved one
-  image at a time, each with its own mask), and :func:`svd_physics` builds one from the dense
-  matrix of a blur or a down-sampling (small images only).
+  ``A x01 + n / 2``; their shared set-up (that denoiser, the operator, the noise level, the
+  measurement mapped to ``[0, 1]``) is the base class :class:`UnitRangeSampler`. DDRM needs an
+  SVD of ``A``: deepinv's ``Inpainting`` is one (solved one image at a time, each with its own
+  mask), and :func:`svd_physics` builds one from the dense matrix of a blur or a down-sampling
+  (small images only).
 
 deepinv is imported lazily; :func:`deepinv_available` says whether it is installed.
 """
@@ -212,7 +214,77 @@ def svd_physics(operator: Operator, image_shape: tuple[int, ...], sigma: float =
     )
 
 
-class DeepinvDiffPIRSolver:
+class UnitRangeSampler:
+    """What deepinv's DiffPIR and DDRM share: our prior and measurement seen from ``[0, 1]``.
+
+    Both samplers take a denoiser on ``[0, 1]`` images and a measurement ``A x01 + n`` whose
+    noise level they are told. This base class holds the prior as that denoiser
+    (:class:`UnitRangeDenoiser` over :class:`EpsDenoiser`), the operator, the noise level
+    ``sigma`` on ``[-1, 1]`` (``sigma / 2`` on ``[0, 1]``), the number of steps and the seed, and
+    :meth:`unit_range_problem` checks a measurement and maps it to ``[0, 1]``
+    (:func:`unit_range_measurement`). Subclasses implement ``solve``.
+
+    Parameters
+    ----------
+    eps_model:
+        The prior's ``eps_model(x_t, t)`` on the linear 1000-step schedule.
+    operator:
+        One of our operators.
+    sigma:
+        Measurement noise on ``[-1, 1]``.
+    num_steps:
+        Steps of the sampler (at least 2).
+    seed:
+        Seed of the sampler.
+
+    Examples
+    --------
+    >>> from weakprior.operators import Downsample
+    >>> s = UnitRangeSampler(lambda x, t: 0 * x, Downsample(2), sigma=0.02, num_steps=10)
+    >>> shape, y01 = s.unit_range_problem(-torch.ones(1, 1, 2, 2), (1, 1, 4, 4))
+    >>> shape, float(y01.abs().max()), s.unit_sigma  # -1 on [-1, 1] is 0 on [0, 1]
+    ((1, 1, 4, 4), 0.0, 0.01)
+    """
+
+    name = "sampler"  # in error messages
+    needs_noise = False  # whether sigma must be > 0 (DiffPIR's data weight divides by it)
+
+    def __init__(
+        self,
+        eps_model: EpsModel,
+        operator: Operator,
+        sigma: float = 0.01,
+        num_steps: int = 100,
+        seed: int = 0,
+    ) -> None:
+        if num_steps < 2:
+            raise ValueError(f"{self.name} num_steps must be >= 2, got {num_steps}")
+        if self.needs_noise and not sigma > 0:
+            raise ValueError(f"{self.name} needs a noise level sigma > 0, got {sigma}")
+        if not sigma >= 0:
+            raise ValueError(f"{self.name} noise level sigma must be >= 0, got {sigma}")
+        self.denoiser = UnitRangeDenoiser(EpsDenoiser(eps_model))
+        self.operator, self.sigma, self.num_steps = operator, float(sigma), int(num_steps)
+        self.seed = int(seed)
+
+    @property
+    def unit_sigma(self) -> float:
+        """The noise level on ``[0, 1]`` images, ``sigma / 2``."""
+        return self.sigma / 2
+
+    def unit_range_problem(
+        self, y: torch.Tensor, x_shape: tuple[int, ...] | None = None
+    ) -> tuple[tuple[int, ...], torch.Tensor]:
+        """``(x_shape, y01)``: the checked image shape and the measurement of ``(x + 1) / 2``."""
+        x_shape = tuple(self.operator.adjoint(y).shape) if x_shape is None else tuple(x_shape)
+        check_measurement(self.operator, x_shape, y)
+        return x_shape, unit_range_measurement(self.operator, y, x_shape)
+
+    def solve(self, y: torch.Tensor, x_shape: tuple[int, ...] | None = None) -> SolveResult:
+        raise NotImplementedError
+
+
+class DeepinvDiffPIRSolver(UnitRangeSampler):
     """deepinv's DiffPIR (Zhu et al., CVPR 2023) over one of our eps-models.
 
     Parameters
@@ -246,6 +318,8 @@ class DeepinvDiffPIRSolver:
     torch.Size([2, 1, 4, 4])
     """
 
+    name, needs_noise = "DiffPIR", True
+
     def __init__(
         self,
         eps_model: EpsModel,
@@ -256,33 +330,27 @@ class DeepinvDiffPIRSolver:
         lambda_: float = 7.0,
         seed: int = 0,
     ) -> None:
-        if num_steps < 2:
-            raise ValueError(f"DiffPIR num_steps must be >= 2, got {num_steps}")
-        if not sigma > 0:
-            raise ValueError(f"DiffPIR needs a noise level sigma > 0, got {sigma}")
-        self.denoiser = UnitRangeDenoiser(EpsDenoiser(eps_model))
-        self.operator, self.sigma, self.num_steps = operator, float(sigma), int(num_steps)
-        self.zeta, self.lambda_, self.seed = float(zeta), float(lambda_), int(seed)
+        super().__init__(eps_model, operator, sigma, num_steps, seed)
+        self.zeta, self.lambda_ = float(zeta), float(lambda_)
 
     def solve(self, y: torch.Tensor, x_shape: tuple[int, ...] | None = None) -> SolveResult:
         """One DiffPIR reconstruction per measurement in the batch, on ``[-1, 1]``."""
         import deepinv as dinv
 
-        x_shape = tuple(self.operator.adjoint(y).shape) if x_shape is None else tuple(x_shape)
-        check_measurement(self.operator, x_shape, y)
+        x_shape, y01 = self.unit_range_problem(y, x_shape)
         physics = deepinv_physics(self.operator, x_shape)
-        physics.noise_model = dinv.physics.GaussianNoise(self.sigma / 2)
+        physics.noise_model = dinv.physics.GaussianNoise(self.unit_sigma)
         sampler = dinv.sampling.DiffPIR(
-            self.denoiser, dinv.optim.data_fidelity.L2(), sigma=self.sigma / 2,
+            self.denoiser, dinv.optim.data_fidelity.L2(), sigma=self.unit_sigma,
             max_iter=self.num_steps, zeta=self.zeta, lambda_=self.lambda_,
         )  # fmt: skip
         torch.manual_seed(self.seed)
         with torch.no_grad():
-            x01 = sampler(unit_range_measurement(self.operator, y, x_shape), physics)
+            x01 = sampler(y01, physics)
         return SolveResult((2 * x01 - 1).detach().float(), self.num_steps, self.num_steps)
 
 
-class DeepinvDDRMSolver:
+class DeepinvDDRMSolver(UnitRangeSampler):
     """deepinv's DDRM (Kawar et al., NeurIPS 2022) over one of our eps-models.
 
     Inpainting is solved image by image with deepinv's ``Inpainting`` (its own SVD; every image
@@ -318,6 +386,8 @@ class DeepinvDDRMSolver:
     torch.Size([2, 1, 4, 4])
     """
 
+    name = "DDRM"
+
     def __init__(
         self,
         eps_model: EpsModel,
@@ -328,26 +398,19 @@ class DeepinvDDRMSolver:
         etab: float = 1.0,
         seed: int = 0,
     ) -> None:
-        if num_steps < 2:
-            raise ValueError(f"DDRM num_steps must be >= 2, got {num_steps}")
-        if not sigma >= 0:
-            raise ValueError(f"DDRM noise level sigma must be >= 0, got {sigma}")
-        self.denoiser = UnitRangeDenoiser(EpsDenoiser(eps_model))
-        self.operator, self.sigma, self.num_steps = operator, float(sigma), int(num_steps)
-        self.eta, self.etab, self.seed = float(eta), float(etab), int(seed)
+        super().__init__(eps_model, operator, sigma, num_steps, seed)
+        self.eta, self.etab = float(eta), float(etab)
 
     def solve(self, y: torch.Tensor, x_shape: tuple[int, ...] | None = None) -> SolveResult:
         """One DDRM sample per measurement in the batch, on ``[-1, 1]``."""
         import deepinv as dinv
         import numpy as np
 
-        x_shape = tuple(self.operator.adjoint(y).shape) if x_shape is None else tuple(x_shape)
-        check_measurement(self.operator, x_shape, y)
-        y01 = unit_range_measurement(self.operator, y, x_shape)
+        x_shape, y01 = self.unit_range_problem(y, x_shape)
         sampler = dinv.sampling.DDRM(
             self.denoiser, sigmas=np.linspace(1, 0, self.num_steps), eta=self.eta, etab=self.etab
         )
-        noise = dinv.physics.GaussianNoise(self.sigma / 2)
+        noise = dinv.physics.GaussianNoise(self.unit_sigma)
         torch.manual_seed(self.seed)
         with torch.no_grad():
             if isinstance(self.operator, (RandomInpainting, BoxInpainting, MaskInpainting)):
@@ -359,6 +422,6 @@ class DeepinvDDRMSolver:
                     out.append(sampler(y01[i : i + 1], physics))
                 x01 = torch.cat(out)
             else:
-                physics = svd_physics(self.operator, x_shape[1:], self.sigma / 2)
+                physics = svd_physics(self.operator, x_shape[1:], self.unit_sigma)
                 x01 = sampler(y01, physics).view(x_shape)
         return SolveResult((2 * x01 - 1).detach().float(), self.num_steps, self.num_steps)
