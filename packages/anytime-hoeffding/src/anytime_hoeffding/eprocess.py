@@ -142,7 +142,8 @@ def eprocess_step(st, g, w, betting, cap):
     le = lam * w
     if le > cap:
         le = cap
-    st[0] += math.log1p(le * g)
+    if le != 0.0:  # a zero bet leaves the wealth unchanged (log1p(0) = 0): skip the log
+        st[0] += math.log1p(le * g)
     if betting == AGRAPA:
         st[1] += g
         st[2] += g * g

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .eprocess import eprocess_step, init_state, n_state
+from .eprocess import AGRAPA, eprocess_step, init_state, n_state
 from .predictive_loss import laplace_loss, prob_loss
 
 __all__ = ["EV_DONE", "EV_GRID", "EV_SPLIT", "FlatTree", "TestSpec", "TreeArrays", "learn_kernel",
@@ -66,7 +66,7 @@ def _gauss_update(x, s, k, w, gauss):
         gauss[s, k, j, 0] = w1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _argmax(v, n):
     best = 0
     for k in range(1, n):
@@ -171,11 +171,12 @@ def _nb_proba(c, n_classes, e, out):
     for k in range(n_classes):
         out[k] = (c[k] + 1.0) * e[k]
         z += out[k]
+    z = 1.0 / z
     for k in range(n_classes):
-        out[k] /= z
+        out[k] *= z
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def learn_kernel(X, y, w, start, stop, skip_first, ts, spec, err_out):
     """Learn rows ``start..stop-1`` of ``X (n, d)``, ``y (n,)``, ``w (n,)`` until an event.
 
@@ -210,6 +211,7 @@ def learn_kernel(X, y, w, start, stop, skip_first, ts, spec, err_out):
     efac = np.zeros(kc, dtype=np.float64)
     lik = np.zeros((kc, d), dtype=np.float64)
     need_nb = spec.leaf_mode != MC
+    agrapa = spec.betting == AGRAPA
     for i in range(start, stop):
         wi = w[i]
         if wi <= 0.0:
@@ -266,21 +268,34 @@ def learn_kernel(X, y, w, start, stop, skip_first, ts, spec, err_out):
                     else:
                         for k in range(K):
                             child[k] = (ts.counts[s, k] - ts.cum[s, j, b, k]) * ratio[k]
-                    hits = ts.cand_hits[s, j, b]
-                    nb_child = spec.leaf_mode == NB or (need_nb and hits[1] >= hits[0])
+                    h0, h1 = ts.cand_hits[s, j, b, 0], ts.cand_hits[s, j, b, 1]
+                    nb_child = spec.leaf_mode == NB or (need_nb and h1 >= h0)
                     if need_nb:
                         _nb_proba(child, K, efac, proba)
-                        hits[1] += wi * (_argmax(proba, K) == yi)
-                    hits[0] += wi * (_argmax(child, K) == yi)
+                        ts.cand_hits[s, j, b, 1] = h1 + wi * (_argmax(proba, K) == yi)
+                    ts.cand_hits[s, j, b, 0] = h0 + wi * (_argmax(child, K) == yi)
                     if nb_child:
                         ls = prob_loss(proba, K, yi, spec.loss, spec.p_min)
                     else:
                         ls = laplace_loss(child, K, yi, spec.loss, spec.p_min)
                     g = (l0 - ls) / spec.loss_scale  # in [-1, 1]
-                    st = ts.estate[s, j, b]
-                    eprocess_step(st, g, wi, spec.betting, spec.cap)
-                    if st[0] > best:
-                        best = st[0]
+                    if agrapa:  # eprocess_step's aGRAPA branch, on scalars (the hot path)
+                        m1 = ts.estate[s, j, b, 1]
+                        m2 = ts.estate[s, j, b, 2]
+                        lam = min(max(m1 / (1.0 + m2), 0.0), spec.cap)
+                        le = min(lam * wi, spec.cap)
+                        lk = ts.estate[s, j, b, 0]
+                        if le != 0.0:
+                            lk += math.log1p(le * g)
+                            ts.estate[s, j, b, 0] = lk
+                        ts.estate[s, j, b, 1] = m1 + g
+                        ts.estate[s, j, b, 2] = m2 + g * g
+                    else:
+                        st = ts.estate[s, j, b]
+                        eprocess_step(st, g, wi, spec.betting, spec.cap)
+                        lk = st[0]
+                    if lk > best:
+                        best = lk
                 if goes_left:
                     ts.cum[s, j, b, yi] += wi
         ts.counts[s, yi] += wi
@@ -345,6 +360,7 @@ class FlatTree:
         self.n_slots = 0
         self.free_slots: list[int] = []
         self._alloc(nodes=8, slots=4, kcap=max(2, int(n_classes_capacity)))
+        self.kept_splits: set[int] = set()  # internal nodes copied by :meth:`regrown`
         self.new_leaf(depth=0)
 
     # ---------------------------------------------------------------- allocation
@@ -524,6 +540,98 @@ class FlatTree:
             self.mc_correct[c], self.nb_correct[c] = hits[0] * frac, hits[1] * frac
         self.left[node], self.right[node] = lnode, rnode
         return lnode, rnode
+
+    def regrown(self, t=0) -> FlatTree:
+        """A new tree with this tree's splits and fresh leaves (the drift alternate).
+
+        Internal nodes (feature, threshold, children, depth) are copied; every leaf gets a
+        fresh slot (empty counts, no inherited prior, new warm-up and e-processes), so the
+        leaves relearn the current concept under the kept partition and may split again.
+        The alpha share of its new splits is set by the caller.
+        """
+        new = FlatTree(self.d, self.B, self.n0, self.betting, self.kcap)
+        n = self.n_nodes
+        new._grow(new._NODE, max(n, 8))
+        for name in ("feature", "threshold", "left", "right", "depth"):
+            getattr(new, name)[:n] = getattr(self, name)[:n]
+        new.node_slot[:n] = -1
+        new.kept_splits = set(np.flatnonzero(self.feature[:n] >= 0).tolist())
+        new.created[:n] = t
+        new.n_nodes = n
+        new.n_slots = 0
+        new.free_slots = []
+        for node in np.flatnonzero(self.feature[:n] < 0).tolist():
+            if new.n_slots == new.nwarm.shape[0]:
+                new._grow(new._SLOT, 2 * new.n_slots)
+            slot = new.n_slots
+            new.n_slots += 1
+            new.reset_slot(slot)
+            new.node_slot[node] = slot
+        return new
+
+    def parent_of(self, node) -> int:
+        """Parent of ``node`` (-1 for the root)."""
+        hit = np.flatnonzero(
+            (self.left[: self.n_nodes] == node) | (self.right[: self.n_nodes] == node)
+        )
+        return int(hit[0]) if hit.size else -1
+
+    def collapse(self, node) -> int:
+        """Turn internal ``node`` with two leaf children back into one leaf; return its new index.
+
+        The merged leaf keeps both children's class counts, inherited priors, naive-Bayes
+        statistics (Gaussians merged exactly) and predictor hits, and restarts its warm-up
+        and split test (fresh grid and e-processes). Node arrays are then renumbered in
+        depth-first order so that ``n_nodes`` counts the reachable nodes only.
+        """
+        lnode, rnode = int(self.left[node]), int(self.right[node])
+        a, b = int(self.node_slot[lnode]), int(self.node_slot[rnode])
+        merged = {
+            "counts": self.counts[a] + self.counts[b],
+            "prior": self.prior[a] + self.prior[b],
+            "mc_correct": self.mc_correct[a] + self.mc_correct[b],
+            "nb_correct": self.nb_correct[a] + self.nb_correct[b],
+        }
+        ga, gb = self.gauss[a], self.gauss[b]
+        w = ga[..., 0] + gb[..., 0]
+        safe = np.where(w > 0, w, 1.0)
+        mean = (ga[..., 0] * ga[..., 1] + gb[..., 0] * gb[..., 1]) / safe
+        m2 = (
+            ga[..., 2]
+            + gb[..., 2]
+            + ga[..., 0] * gb[..., 0] / safe * (ga[..., 1] - gb[..., 1]) ** 2
+        )
+        self.reset_slot(a)
+        self.reset_slot(b)
+        self.free_slots.append(b)
+        for name, v in merged.items():
+            getattr(self, name)[a] = v
+        self.gauss[a] = np.stack([w, mean, m2], axis=-1)
+        self.feature[node] = -1
+        self.left[node] = self.right[node] = -1
+        self.node_slot[node] = a
+        self.kept_splits.discard(node)
+        return self._renumber()[node]
+
+    def _renumber(self) -> dict[int, int]:
+        order, stack = [], [0]
+        while stack:
+            v = stack.pop()
+            order.append(v)
+            if self.feature[v] >= 0:
+                stack += [int(self.right[v]), int(self.left[v])]
+        new = {old: k for k, old in enumerate(order)}
+        idx = np.asarray(order, np.int64)
+        for name in self._NODE:
+            a = getattr(self, name)
+            a[: idx.size] = a[idx].copy()
+            a[idx.size : self.n_nodes] = self._FILL.get(name, 0)
+        for arr in (self.left, self.right):
+            inner = arr[: idx.size] >= 0
+            arr[: idx.size][inner] = [new[int(v)] for v in arr[: idx.size][inner]]
+        self.n_nodes = idx.size
+        self.kept_splits = {new[v] for v in self.kept_splits if v in new}
+        return new
 
     # ---------------------------------------------------------------- views
     def arrays(self) -> TreeArrays:

@@ -51,7 +51,7 @@ def loss_range(code: int, p_min: float) -> float:
     return math.log(1.0 / p_min)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def laplace_loss(counts, n_classes, y, code, p_min):
     """Loss of the Laplace forecaster ``(N_k + 1) / (N + K)`` on label ``y``.
 
@@ -79,7 +79,7 @@ def laplace_loss(counts, n_classes, y, code, p_min):
     return -math.log(p)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def prob_loss(p, n_classes, y, code, p_min):
     """Loss of a probability forecast ``p[:n_classes]`` (summing to 1) on label ``y``.
 

@@ -50,6 +50,8 @@ from .predictive_loss import loss_code, loss_range
 __all__ = ["AnytimeHoeffdingTreeClassifier"]
 
 MISSING_POLICIES = ("error", "route")
+DRIFT_ALTERNATES = ("regrow", "fresh")
+DRIFT_BLOCK = 1024  # rows learned by the deployed tree ahead of the alternate and swap test
 
 
 def _check_alpha(alpha: float) -> float:
@@ -110,6 +112,12 @@ class AnytimeHoeffdingTreeClassifier(base.Classifier):
     detector_threshold
         Alarm level ``1 / alpha_d`` of the Shiryaev-Roberts e-detector (its mean time to a
         false alarm on a stationary error stream is at least this many instances).
+    drift_alternate
+        What an alarm starts: ``"regrow"`` (default) keeps the deployed tree's splits and
+        gives every leaf fresh statistics, so the leaves relearn the new concept under the
+        kept partition and split again where it needs more; ``"fresh"`` starts from a
+        single leaf. Either way the alternate only replaces the deployed tree when the swap
+        test finds it significantly better.
     seed
         Seed of the feature-subset draws (the only randomness).
 
@@ -163,6 +171,7 @@ class AnytimeHoeffdingTreeClassifier(base.Classifier):
         drift_alpha: float = 0.05,
         drift_patience: int = 2_000,
         detector_threshold: float = 10_000.0,
+        drift_alternate: str = "regrow",
         seed: int | None = None,
     ):
         self.alpha = _check_alpha(alpha)
@@ -218,6 +227,11 @@ class AnytimeHoeffdingTreeClassifier(base.Classifier):
         if not float(detector_threshold) > 1.0:
             raise ValueError(f"detector_threshold must be > 1, got {detector_threshold}")
         self.detector_threshold = float(detector_threshold)
+        if drift_alternate not in DRIFT_ALTERNATES:
+            raise ValueError(
+                f"unknown drift_alternate {drift_alternate!r}; choose one of {list(DRIFT_ALTERNATES)}"
+            )
+        self.drift_alternate = drift_alternate
         self.classes = None if classes is None else list(classes)
         self.seed = seed
         self._rng = np.random.default_rng(seed)
@@ -239,6 +253,8 @@ class AnytimeHoeffdingTreeClassifier(base.Classifier):
         self._swap = new_swap_state(self._betting)
         self._n_alternates = 0
         self._alt_start = 0
+        self._challenger = False
+        self._tail = [0.0, 0.0]
         self._split_log: list[dict[str, Any]] = []
         self.drift_log: list[dict[str, Any]] = []
         self.n_seen = 0
@@ -338,8 +354,11 @@ class AnytimeHoeffdingTreeClassifier(base.Classifier):
         self.n_seen += n
         return self
 
-    def _new_tree(self, kcap) -> FlatTree:
-        tree = FlatTree(self.n_features_in_, self.n_bins, self.warmup, self._betting, kcap)
+    def _new_tree(self, kcap, like: FlatTree | None = None, t: int = 0) -> FlatTree:
+        if like is not None and self.drift_alternate == "regrow":
+            tree = like.regrown(t)
+        else:
+            tree = FlatTree(self.n_features_in_, self.n_bins, self.warmup, self._betting, kcap)
         m = self._n_trees
         tree.alpha = self.alpha / ((m + 1) * (m + 2)) if self.drift else self.alpha
         tree.index = m
@@ -347,14 +366,35 @@ class AnytimeHoeffdingTreeClassifier(base.Classifier):
         return tree
 
     def _segment(self, X, y, w, start, stop, skip_first, err_main, err_alt):
+        """Rows ``start..stop-1`` in blocks of :data:`DRIFT_BLOCK` rows (with drift on), so a
+        replaced tree never learns far past its swap; the outcome is the same in any
+        batching."""
+        if not self.drift:
+            if start < stop:
+                self._run(self._tree, X, y, w, start, stop, skip_first, err_main)
+            return
+        for a in range(start, stop, DRIFT_BLOCK):
+            b = min(stop, a + DRIFT_BLOCK)
+            self._block(X, y, w, a, b, skip_first and a == start, err_main, err_alt)
+
+    def _start_alternate(self, tree, t, challenger=False):
+        self._alt = tree
+        self._n_alternates += 1
+        self._swap = new_swap_state(self._betting)
+        self._alt_start = t
+        self._challenger = challenger
+        self._tail = [0.0, 0.0]  # errors of (deployed, alternate) over the patience's 2nd half
+
+    def _alarm(self, a):
+        t_alarm = self.n_seen + a + 1
+        self._start_alternate(self._new_tree(self._tree.kcap, like=self._tree, t=t_alarm), t_alarm)
+        self.drift_log.append({"t": t_alarm, "event": "alarm"})
+
+    def _block(self, X, y, w, start, stop, skip_first, err_main, err_alt):
         """Rows ``start..stop-1`` through the deployed tree, the drift detector and (when
         one is running) the alternate tree and its swap test, in row order: an alarm, a
         swap or the end of an alternate's patience takes effect at its own row."""
-        if start >= stop:
-            return
         self._run(self._tree, X, y, w, start, stop, skip_first, err_main)
-        if not self.drift:
-            return
         i = start
         while i < stop:
             if self._alt is None:
@@ -362,30 +402,55 @@ class AnytimeHoeffdingTreeClassifier(base.Classifier):
                                   math.log(self.detector_threshold))  # fmt: skip
                 if a < 0:
                     return
-                self._alt = self._new_tree(self._tree.kcap)
-                self._n_alternates += 1
-                self._swap = new_swap_state(self._betting)
-                self._alt_start = self.n_seen + a + 1
-                self.drift_log.append({"t": self.n_seen + a + 1, "event": "alarm"})
+                self._alarm(a)
                 i = a + 1
                 continue
             end = min(stop, self._alt_start - self.n_seen + self.drift_patience)
+            if self._challenger:  # a challenger gives way to a change of the concept
+                a = detector_scan(self._detector, err_main, i, end,
+                                  math.log(self.detector_threshold))  # fmt: skip
+                if a >= 0:
+                    self.drift_log.append({"t": self.n_seen + a + 1, "event": "drop"})
+                    self._alarm(a)
+                    i = a + 1
+                    continue
             self._run(self._alt, X, y, w, i, end, skip_first and i == start, err_alt)
             level = swap_level(self.drift_alpha, self._n_alternates)
             m = swap_scan(self._swap, err_main, err_alt, i, end, math.log(1.0 / level),
                           self._betting, self.bet_cap)  # fmt: skip
-            if m >= 0:  # the alternate has learned rows up to end: it takes over from there
-                old, t_swap = self._tree.index, self.n_seen + m + 1
+            tail = max(i, self._alt_start + self.drift_patience // 2 - self.n_seen)
+            if tail < end:
+                both = (err_main[tail:end] >= 0) & (err_alt[tail:end] >= 0)
+                self._tail[0] += float(err_main[tail:end][both].sum())
+                self._tail[1] += float(err_alt[tail:end][both].sum())
+            done = self.n_seen + end - self._alt_start >= self.drift_patience
+            simpler = (
+                done and self._challenger and self._alt.n_nodes < self._tree.n_nodes
+                and self._tail[1] <= self._tail[0]
+            )  # fmt: skip
+            if m >= 0 or simpler:  # the alternate has learned rows up to end: it takes over
+                old = self._tree.index
+                t_swap = self.n_seen + (m if m >= 0 else end - 1) + 1
                 self._split_log = sorted(
                     (e for e in self._split_log if e["tree"] != old or e["t"] <= t_swap),
                     key=lambda e: e["t"],
                 )  # the replaced tree's splits after the swap never happened in row order
                 self._tree, self._alt = self._alt, None
                 self._detector = new_detector()
-                self.drift_log.append({"t": self.n_seen + m + 1, "event": "swap"})
+                self.drift_log.append({"t": t_swap, "event": "swap" if m >= 0 else "simplify"})
+                nxt = t_swap - self.n_seen  # the first row after the swap
+                err_main[nxt:end] = err_alt[nxt:end]  # the new deployed tree's errors there
                 if end < stop:
                     self._run(self._tree, X, y, w, end, stop, False, err_main)
-            elif self.n_seen + end - self._alt_start >= self.drift_patience:
+                if self._tree.kept_splits and self._tree.n_nodes > 1:
+                    # a regrown tree took over: a fresh one-leaf tree challenges it, and
+                    # replaces it at the end of its patience if it is smaller and made no
+                    # more errors over the second half of that patience
+                    self._start_alternate(self._new_tree(self._tree.kcap), t_swap, challenger=True)
+                    self.drift_log.append({"t": t_swap + 1, "event": "challenge"})
+                i = nxt
+                continue
+            if done:
                 self._alt = None
                 self.drift_log.append({"t": self.n_seen + end, "event": "drop"})
             i = end
@@ -423,6 +488,29 @@ class AnytimeHoeffdingTreeClassifier(base.Classifier):
             lambda n_active: log_split_threshold(t.alpha, depth, n_active, self.alpha_spending),
             len(self.classes_), test=test,
         )  # fmt: skip
+        self._maybe_collapse(t, node)
+
+    def _maybe_collapse(self, t, node):
+        """Undo a split that a regrown alternate kept but the new concept does not use.
+
+        Checked (row-exactly) when a leaf under a kept split finishes its warm-up and its
+        sibling already has: if both leaves' deployed predictors give one and the same class
+        on all their warm-up rows, the split changes no decision on the recent data and the
+        two leaves merge (:meth:`FlatTree.collapse`). Merging never adds a split, so the
+        false-split guarantee is untouched.
+        """
+        parent = t.parent_of(node)
+        if parent < 0 or parent not in t.kept_splits:
+            return
+        kids = (int(t.left[parent]), int(t.right[parent]))
+        if any(t.feature[k] >= 0 or not t.ready[t.node_slot[k]] for k in kids):
+            return
+        rows = np.concatenate([t.warm_x[t.node_slot[k], : t.nwarm[t.node_slot[k]]] for k in kids])
+        K = len(self.classes_)
+        out = np.empty((rows.shape[0], K), np.float64)
+        predict_kernel(rows, t.arrays(), K, LEAF_PREDICTIONS[self.leaf_prediction], out)
+        if np.unique(np.argmax(out, axis=1)).size == 1:
+            t.collapse(parent)
 
     def _on_split(self, tree, s, t):
         node = self._node_of_slot(tree, s)
