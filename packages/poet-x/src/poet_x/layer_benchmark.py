@@ -152,7 +152,7 @@ def measure_layer(method: str, out_features: int, in_features: int, block_size: 
 
     >>> s = LayerBenchmarkSetting(shapes=[[8, 16]], tokens=4, block_sizes=[4], models=[])
     >>> row = measure_layer("mem", 8, 16, 4, s)
-    >>> row["activations"] < row["held"]   # mem holds x and the small G's ... and W~0
+    >>> row["activations"] < row["held"]   # mem holds x, q and the permutations ... and W~0
     True
     """
     dtype = getattr(torch, setting.dtype)
