@@ -117,14 +117,16 @@ def test_blocked_sic_equals_unblocked(gen):
     assert torch.allclose(a1, a2, rtol=1e-10)
 
 
-@pytest.mark.parametrize("accounting", ["pooled", "per_column"])
+@pytest.mark.parametrize("accounting", ["pooled", "per_column", "coded"])
 @pytest.mark.parametrize("rate", [1.0, 2.5, 3.7])
 def test_rate_targeting(rate, accounting, gen):
     W = gaussian_weights(1024, 32, gen)
     S = spectrum_covariance("power1", 32, gen)
     q = quantize_matrix(W, S, rate=rate, accounting=accounting)
     assert abs(q.rate - rate) < 0.01
-    assert q.rate == (q.rate_pooled if accounting == "pooled" else q.rate_per_column)
+    assert q.rate == {"pooled": q.rate_pooled, "per_column": q.rate_per_column}.get(
+        accounting, q.rate_coded
+    )
 
 
 def test_rescaler_objective_never_increases(gen):

@@ -14,7 +14,7 @@ Entropy models:
 
 * ``pooled`` (mode 0): one categorical table over [zmin, zmax], sent as u32 counts -- the
   model behind the pooled entropy;
-* ``per_column`` (mode 1): one parametric model per live column, a quantized Gaussian or a
+* ``per_column`` (mode 1, also the ``coded`` accounting's): one parametric model per live column, a quantized Gaussian or a
   quantized Laplace (whichever codes the column shorter), sent as a 1-bit family flag and fp16
   mean and scale -- 33 bits per column instead of a full histogram.
 
@@ -28,12 +28,15 @@ import struct
 
 import constriction
 import numpy as np
-from scipy import stats
+import torch
+
+from watersic.entropy import column_models
 
 MAGIC = b"WSIC"
 VERSION = 1
 MODES = {"pooled": 0, "per_column": 1}
-_MIN_SCALE = 0.05  # smallest Gaussian std / Laplace scale of a column model (in code units)
+#: The bitstream mode that realises each rate accounting.
+ACCOUNTING_MODE = {"pooled": "pooled", "per_column": "per_column", "coded": "per_column"}
 
 
 def fp16_normalised(v: np.ndarray) -> tuple[float, np.ndarray]:
@@ -54,20 +57,8 @@ def fp16_round(v: np.ndarray) -> np.ndarray:
 
 def _column_models(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-column family flag (0 Gaussian, 1 Laplace), fp16 mean and fp16 scale."""
-    a, n = Z.shape
-    z = Z.astype(np.float64)
-    mean = z.mean(axis=0).astype(np.float16).astype(np.float64)
-    std = np.maximum(z.std(axis=0), _MIN_SCALE).astype(np.float16).astype(np.float64)
-    lap = np.maximum(np.abs(z - mean).mean(axis=0), _MIN_SCALE).astype(np.float16)
-    lap = lap.astype(np.float64)
-
-    def bits(dist, scale):
-        p = dist.cdf((z + 0.5 - mean) / scale) - dist.cdf((z - 0.5 - mean) / scale)
-        return -np.log2(np.maximum(p, 2.0**-24)).sum(axis=0)
-
-    family = (bits(stats.laplace, lap) < bits(stats.norm, std)).astype(np.uint8)
-    scale = np.where(family == 1, lap, std)
-    return family, mean.astype(np.float16), scale.astype(np.float16)
+    family, mean, scale, _ = column_models(torch.from_numpy(np.asarray(Z, dtype=np.int64)))
+    return family.numpy(), mean.numpy().astype(np.float16), scale.numpy().astype(np.float16)
 
 
 def encode(

@@ -108,7 +108,7 @@ def quantize(
     rate: float = 3.0,
     method: Method = "watersic",
     out: Path | None = None,
-    accounting: Literal["pooled", "per_column"] = "pooled",
+    accounting: Literal["pooled", "per_column", "coded"] = "pooled",
     group_size: int | None = None,
     damping: float | None = None,
     calibration: str = "stdlib",

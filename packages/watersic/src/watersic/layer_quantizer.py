@@ -26,7 +26,14 @@ import warnings
 
 import torch
 
-from watersic.entropy import entropy, per_column_entropy, pooled_entropy, side_information_bits
+from watersic.entropy import (
+    COLUMN_MODEL_BITS,
+    coded_entropy,
+    entropy,
+    per_column_entropy,
+    pooled_entropy,
+    side_information_bits,
+)
 from watersic.quantized_matrix import QuantizedMatrix, round_scales
 from watersic.rate_control import secant_search
 from watersic.rescalers import fit_rescalers
@@ -104,7 +111,9 @@ def quantize_matrix(
     rate:
         Target bits per weight (entropy of the codes plus side information), in (0, 16].
     accounting:
-        ``"pooled"`` (one histogram for the whole matrix, the paper's) or ``"per_column"``.
+        ``"pooled"`` (one histogram for the whole matrix, the paper's), ``"per_column"`` (one
+        plug-in histogram per column) or ``"coded"`` (the per-column parametric models the
+        bitstream uses, their parameters counted as side information).
     damping:
         delta = damping x mean(diag Sigma) is added before the Cholesky factorisation.
     mmse:
@@ -174,8 +183,10 @@ def quantize_matrix(
     L, delta = damped_cholesky(Sh, damping)
     Y = whitened_target(C + delta * Wl, L) if drift else times_lower(Wl, L)  # (a, n_live)
 
-    side = side_information_bits(a, n, int(dead.numel()))
+    side = side_information_bits(a, n, int(dead.numel()), accounting=accounting)
     side_pw = side / (a * n)
+    side_scales_pw = side_information_bits(a, n, int(dead.numel())) / (a * n)
+    side_models_pw = COLUMN_MODEL_BITS * n_live / (a * n)
     frac = n_live / n
     if rate <= side_pw:
         raise ValueError(
@@ -250,8 +261,9 @@ def quantize_matrix(
         shape=(a, n),
         accounting=accounting,
         rate=achieved,
-        rate_pooled=pooled_entropy(Z) * frac + side_pw,
-        rate_per_column=per_column_entropy(Z) * frac + side_pw,
+        rate_pooled=pooled_entropy(Z) * frac + side_scales_pw,
+        rate_per_column=per_column_entropy(Z) * frac + side_scales_pw,
+        rate_coded=coded_entropy(Z) * frac + side_scales_pw + side_models_pw,
         side_bits=side,
         method="watersic",
         info=info,

@@ -31,7 +31,7 @@ class QuantizedMatrix:
     shape: ``(a, n)`` of the original matrix.
     accounting: the entropy accounting the rate was targeted under.
     rate: achieved bits per weight under ``accounting`` (side information included).
-    rate_pooled, rate_per_column: the same under both accountings.
+    rate_pooled, rate_per_column, rate_coded: the same under each accounting.
     side_bits: side information in bits.
     distortion: E||W x - What xhat||^2 / (a n).
     relative_distortion: distortion / (E||W x||^2 / (a n)).
@@ -48,6 +48,7 @@ class QuantizedMatrix:
     rate: float = float("nan")
     rate_pooled: float = float("nan")
     rate_per_column: float = float("nan")
+    rate_coded: float = float("nan")
     side_bits: int = 0
     distortion: float = float("nan")
     relative_distortion: float = float("nan")
@@ -70,14 +71,15 @@ class QuantizedMatrix:
         return W.to(dtype)
 
     def to_bytes(self, mode: str | None = None) -> bytes:
-        """Entropy-coded bitstream (``pooled`` or ``per_column`` model; default: accounting)."""
+        """Entropy-coded bitstream (``pooled`` or ``per_column`` model; default: the one that
+        realises ``accounting``)."""
         return bitstream.encode(
             self.codes.numpy(),
             self.row_scale.numpy(),
             self.col_scale.numpy(),
             self.dead.numpy(),
             self.shape,
-            mode=mode or self.accounting,
+            mode=mode or bitstream.ACCOUNTING_MODE[self.accounting],
         )
 
     @classmethod
@@ -109,6 +111,7 @@ class QuantizedMatrix:
             "rate": self.rate,
             "rate_pooled": self.rate_pooled,
             "rate_per_column": self.rate_per_column,
+            "rate_coded": self.rate_coded,
             "side_bits": self.side_bits,
             "dead_columns": int(self.dead.numel()),
             "distortion": self.distortion,

@@ -15,7 +15,7 @@ import torch
 #: Rates are bits per weight; more than 16 would exceed the fp16 weights being replaced.
 MAX_RATE = 16.0
 
-ACCOUNTING_MODES = ("pooled", "per_column")
+ACCOUNTING_MODES = ("pooled", "per_column", "coded")
 
 
 def check_weight(W: torch.Tensor, name: str = "W") -> torch.Tensor:
