@@ -90,3 +90,45 @@ def test_presets_validate():
 def test_quick_preset_end_to_end(tmp_path):
     report = run_reproduce(PAPER, tmp_path, preset="quick", log=False)
     assert set(report.sections) == {"output_ensemble", "invariant", "learnability", "symmetry"}
+
+
+def test_keep_rows_merges_one_family_into_an_earlier_sweep(tmp_path, monkeypatch):
+    """Rerunning DWS with ``keep_rows`` keeps the earlier GMN rows verbatim (same protocol),
+    the merged table equals a joint run of both families, and a sweep made under another
+    protocol (epochs) or with another anchor (splits) is refused."""
+    import wsnets.training as training
+
+    def fake_fit_and_test(module, datamodule, epochs):  # a planted MSE per (family, F)
+        mse = {"dws": 0.02, "gmn": 0.01}[module.hparams.model] / module.hparams.F
+        return {"test/loss": mse, "test/psnr": 20.0, "s_per_epoch": 0.0, "best_epoch": 0}
+
+    monkeypatch.setattr(training, "fit_and_test", fake_fit_and_test)
+
+    def sweep(out, models, keep=None, **edit):
+        extra = {"models": models, **({"keep_rows": [str(keep)]} if keep else {}), **edit}
+        over = _tiny(tmp_path, seeds=2, F_values=(1, 2), **extra)
+        return EXPERIMENT.run(out, "quick", [over], ["output_ensemble"], log=False)
+
+    joint = sweep(tmp_path / "joint", ["dws", "gmn"]).sections["output_ensemble"].tables[0]
+    gmn = sweep(tmp_path / "merged", ["gmn"]).sections["output_ensemble"].tables[0]
+    earlier = tmp_path / "merged" / "results.json"
+    merged = sweep(tmp_path / "merged", ["dws"], keep=earlier).sections["output_ensemble"]
+    rows = merged.tables[0].rows
+    assert [(r["model"], r.get("F")) for r in rows] == [
+        (r["model"], r.get("F")) for r in joint.rows
+    ]
+    assert rows == joint.rows  # same seeds and splits: the merge is the joint run
+    assert [r for r in rows if r["model"] == "GMN (neural graph)"] == gmn.rows[:-1]
+    assert "kept verbatim" in merged.tables[0].notes
+    assert (tmp_path / "merged" / "edit_mse_vs_F.png").is_file()
+    # nothing rerun: the kept rows alone, again identical
+    alone = sweep(tmp_path / "alone", [], keep=earlier).sections["output_ensemble"].tables[0]
+    assert alone.rows == joint.rows
+    with pytest.raises(ValueError, match="another protocol"):
+        sweep(tmp_path / "other", ["dws"], keep=earlier, epochs=2)
+    with pytest.raises(ValueError, match="anchor"):
+        comparison.kept_rows([str(earlier)], ["dws"], gmn.notes, [0.5, 0.5])
+    with pytest.raises(ValueError, match="rows in"):  # one family from two files: ambiguous
+        over = _tiny(tmp_path, seeds=2, F_values=(1, 2), models=["dws"],
+                     keep_rows=[str(earlier), str(earlier)])  # fmt: skip
+        EXPERIMENT.run(tmp_path / "twice", "quick", [over], ["output_ensemble"], log=False)

@@ -121,10 +121,11 @@ CHECKED = ("mlp", "mlp_aug", "canon", "statnn", "dws", "hnp", "np_pe", "nft", "g
 
 
 def symmetry_error(name: str, arch: Sequence[int], width: int, head: str, seed: int) -> float:
-    """``max |f(rho(tau) v) - f(v)| / max |f(v)|`` of a fresh model under random permutations.
+    """:func:`~wsnets.weight_space.symmetry_gap` of a fresh model (family ``name``, ``head``).
 
-    ``head="equivariant"`` compares against ``rho(tau) f(v)``; ``tau`` permutes the hidden
-    neurons of each of 4 random weight-space inputs (seeded by ``seed``).
+    ``max |f(rho(tau) v) - f(v)| / max |f(v)|``; ``head="equivariant"`` compares against
+    ``rho(tau) f(v)``; ``tau`` permutes the hidden neurons of each of 4 random weight-space
+    inputs (seeded by ``seed``).
 
     Examples
     --------
@@ -133,18 +134,13 @@ def symmetry_error(name: str, arch: Sequence[int], width: int, head: str, seed: 
     """
     import torch
 
-    from wsnets.weight_space import WeightSpace
+    from wsnets.weight_space import WeightSpace, symmetry_gap
 
     torch.manual_seed(seed)
     depth = 2 if name in ("mlp", "mlp_aug", "canon") else 3
     net = build_model(name, arch, width, depth, head, 3).eval()
     v = WeightSpace.random(arch, batch=4)
-    tau = v.batch_random_permutation(torch.Generator().manual_seed(seed))
-    with torch.no_grad():
-        a, b = net(v.permute(tau)), net(v)
-    if head == "equivariant":
-        a, b = a.flatten(), b.permute(tau).flatten()
-    return float((a - b).abs().max() / b.abs().max().clamp_min(1e-12))
+    return symmetry_gap(net, v, torch.Generator().manual_seed(seed))
 
 
 def symmetry_table(arch: Sequence[int], seed: int = 0, width: int = 4):

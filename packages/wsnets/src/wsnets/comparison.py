@@ -191,8 +191,12 @@ def output_ensemble_table(
     F_values: Sequence[int],
     no_edit: Sequence[float],
     notes: str = "",
+    kept: Sequence[Mapping] = (),
 ) -> Table:
-    """One row per (family, ``F``) editor in ``runs``, plus the "no edit (anchor)" row."""
+    """One row per (family, ``F``) editor in ``runs``, plus the "no edit (anchor)" row.
+
+    ``kept``: finished rows of other families (:func:`kept_rows`), placed in family order.
+    """
     table = Table(
         "Output ensemble: INR editing (3x3 dilation) at matched parameters "
         "(best-validation epoch, test split)",
@@ -218,12 +222,24 @@ def output_ensemble_table(
                 row["change 95% CI"] = interval_cell(change, ".3g")
             table.add_row(model=LABELS[name], F=F, width=int(_avg(r, lambda x: x.width)),
                           params=int(_avg(r, lambda x: x.params)), seeds=len(r), **row)  # fmt: skip
+    order = [LABELS[n] for n in (*EDIT_MODELS, *NFN_EDIT_MODELS)]
+    rows = sorted([*table.rows, *kept], key=lambda r: (order.index(r["model"]), int(r["F"])))
+    table.rows.clear()
+    table.extend(rows)
     table.add_row(model="no edit (anchor)", **{"edit MSE": mean_std(list(no_edit))})
     return table
 
 
-def edit_figure(runs: Mapping[tuple[str, int], Sequence[TaskRun]], F_values, no_edit: float):
-    """Test edit MSE against ``F`` per family (error bars: 95% t-interval over seeds), no edit."""
+def edit_figure(
+    runs: Mapping[tuple[str, int], Sequence[TaskRun]],
+    F_values,
+    no_edit: float,
+    kept: Sequence[Mapping] = (),
+):
+    """Test edit MSE against ``F`` per family (error bars: 95% t-interval over seeds), no edit.
+
+    ``kept`` rows (:func:`kept_rows`) are drawn from their ``edit MSE`` and CI cells.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -240,12 +256,107 @@ def edit_figure(runs: Mapping[tuple[str, int], Sequence[TaskRun]], F_values, no_
         err = [[m - c[0] if c else 0.0 for m, c in zip(means, cis, strict=True)],
                [c[1] - m if c else 0.0 for m, c in zip(means, cis, strict=True)]]  # fmt: skip
         ax.errorbar(Fs, means, yerr=err, fmt="o-", capsize=2, label=LABELS[name])
+    for label in dict.fromkeys(r["model"] for r in kept):
+        pts = sorted(_cell_point(r) for r in kept if r["model"] == label)
+        Fs, means = [p[0] for p in pts], [p[1] for p in pts]
+        err = [[m - p[2] for m, p in zip(means, pts, strict=True)],
+               [p[3] - m for m, p in zip(means, pts, strict=True)]]  # fmt: skip
+        ax.errorbar(Fs, means, yerr=err, fmt="o-", capsize=2, label=label)
     ax.axhline(no_edit, color="grey", ls="--", label="no edit")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("output-ensemble size F (matched parameters)")
     ax.set_ylabel("test MSE (dilation)")
     ax.legend(fontsize=6)
     return fig
+
+
+def output_ensemble_result(s, seed: int):
+    """The ``output_ensemble`` section of ``reproduce`` (``s``: its setting).
+
+    Trains every family of ``s.models`` (default :func:`edit_models`; ``[]``: none) at every
+    ``F`` on the editing zoo (fixed by ``seed``) split by each of ``s.seeds`` seeds from
+    ``seed`` on, one progress line per run on stderr, and keeps the rows of the other families
+    from ``s.keep_rows`` (:func:`kept_rows`).
+    """
+    import sys
+
+    from icml26_shared.experiment import SectionResult, seeds
+
+    seed_list = seeds(s, seed)
+
+    F_values, runs, no_edit = s.F_values or [1, 2, 4, 8], {}, []
+    models = edit_models() if s.models is None else s.models
+    total, done = len(seed_list) * len(models) * len(F_values), 0
+    for k in seed_list:
+        dm = s.data("edit", s.n_edit, k, seed)
+        no_edit.append(no_edit_mse(dm))
+        for name in models:
+            for F in F_values:
+                run = train_task(name, "edit", dm, width_of(s.widths, name), s.epochs, s.lr, k, F)
+                runs.setdefault((name, F), []).append(run)
+                done += 1
+                print(f"  output_ensemble [{done}/{total}] {name} F={F} seed {k}: test MSE "
+                      f"{run.metrics['test/loss']:.4g}", file=sys.stderr, flush=True)  # fmt: skip
+    notes = edit_notes(s, dm.meta, no_edit)
+    kept = kept_rows(s.keep_rows or [], models, notes, no_edit)
+    if kept:
+        notes += (f" Rows of {', '.join(dict.fromkeys(r['model'] for r in kept))} kept verbatim "
+                  f"from {', '.join(s.keep_rows)} (identical protocol notes and no-edit anchor: "
+                  "same zoo, splits and seeds; each run is seeded on its own).")  # fmt: skip
+    table = output_ensemble_table(runs, F_values, no_edit, notes, kept)
+    figure = edit_figure(runs, F_values, sum(no_edit) / len(no_edit), kept)
+    return SectionResult([table], {"edit_mse_vs_F.png": figure})
+
+
+def kept_rows(
+    paths: Sequence[str], rerun: Sequence[str], notes: str, no_edit: Sequence[float]
+) -> list[dict]:
+    """Output-ensemble rows of the families not in ``rerun``, read from earlier ``results.json``.
+
+    Each file must hold an ``output_ensemble`` table made under the same protocol: its notes
+    start with ``notes`` (zoo, seeds, epochs, learning rate, ...) and its no-edit anchor equals
+    ours (the same test splits), else ``ValueError`` (one line from the CLI). A family found in
+    two files is ambiguous (``ValueError``). Lets a sweep rerun one family (or none) into a
+    results folder without losing the rows of the others.
+    """
+    from pathlib import Path
+
+    from icml26_shared.results import Report
+
+    skip = {LABELS[n] for n in rerun} | {"no edit (anchor)"}
+    anchor, out, source = mean_std(list(no_edit)), [], {}
+    for i, path in enumerate(paths):
+        folder = Path(path).parent if Path(path).suffix == ".json" else Path(path)
+        try:
+            table = Report.read(folder).sections["output_ensemble"].tables[0]
+        except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+            raise ValueError(f"keep_rows: no output_ensemble table in {path!r} ({exc})") from None
+        if not table.notes.startswith(notes):
+            raise ValueError(f"keep_rows: {path!r} was made under another protocol (notes differ)")
+        rows = table.rows
+        if [r.get("edit MSE") for r in rows if r["model"] == "no edit (anchor)"] != [anchor]:
+            raise ValueError(f"keep_rows: {path!r} has another no-edit anchor (other splits)")
+        for r in rows:
+            if r["model"] in skip:
+                continue
+            if source.setdefault(r["model"], i) != i:
+                raise ValueError(
+                    f"keep_rows: {r['model']!r} rows in {paths[source[r['model']]]!r} and {path!r}"
+                )
+            out.append(dict(r))
+    return out
+
+
+def _cell_point(row: Mapping) -> tuple[int, float, float, float]:
+    """``(F, mean, lo, hi)`` of a table row from its ``edit MSE`` and ``edit MSE 95% CI`` cells.
+
+    >>> _cell_point({"F": 2, "edit MSE": "0.5 ± 0.1", "edit MSE 95% CI": "[0.25, 0.75]"})
+    (2, 0.5, 0.25, 0.75)
+    """
+    mean = float(str(row["edit MSE"]).split("±")[0])
+    ci = row.get("edit MSE 95% CI")
+    lo, hi = (float(x) for x in ci.strip("[]").split(",")) if ci else (mean, mean)
+    return int(row["F"]), mean, lo, hi
 
 
 def invariant_table(runs: Mapping[tuple[str, str], Sequence[TaskRun]], notes: str = "") -> Table:

@@ -11,7 +11,8 @@ Zoos generated offline (:mod:`wsnets.comparison`); sizes in ``configs/reproduce/
    commutant; ``nfn``'s NP/HNP layer spans against ours, both directions (least squares).
 
 With ``nfn`` installed (``bench`` extra) its HNP-NFN, NP-NFN+PE, NF-Transformer are extra
-rows of 1 and 2. Seeds: ``full`` 3 for ``output_ensemble``, else 1.
+rows of 1 and 2. Seeds: ``full`` 3 for ``output_ensemble``, else 1. ``output_ensemble``'s
+``keep_rows`` (earlier ``results.json`` files) keeps the rows of the families it does not rerun.
 """
 
 from __future__ import annotations
@@ -47,25 +48,13 @@ class EditSetting(ZooSetting):
     n_edit: int = 160  # digit SIRENs of the editing zoo
     F_values: list[int] | None = None  # output-ensemble sizes
     models: list[str] | None = None  # editing families (default: ours + the nfn rows if installed)
+    keep_rows: list[str] | None = None  # earlier results.json: rows of the families not rerun
     epochs: int = 8
     lr: float = 3e-3  # AdamW (the authors: 1e-3 for 150 epochs on ~45k INRs)
 
 
 def output_ensemble_section(s: EditSetting, seed: int) -> SectionResult:
-    F_values, runs, no_edit = s.F_values or [1, 2, 4, 8], {}, []
-    models = s.models or cmp.edit_models()
-    for k in seeds(s, seed):
-        dm = s.data("edit", s.n_edit, k, seed)
-        no_edit.append(cmp.no_edit_mse(dm))
-        for name in models:
-            for F in F_values:
-                run = cmp.train_task(name, "edit", dm, cmp.width_of(s.widths, name), s.epochs,
-                                     s.lr, k, F)  # fmt: skip
-                runs.setdefault((name, F), []).append(run)
-    notes = cmp.edit_notes(s, dm.meta, no_edit)
-    table = cmp.output_ensemble_table(runs, F_values, no_edit, notes)
-    figure = cmp.edit_figure(runs, F_values, sum(no_edit) / len(no_edit))
-    return SectionResult([table], {"edit_mse_vs_F.png": figure})
+    return cmp.output_ensemble_result(s, seed)
 
 
 @dataclass

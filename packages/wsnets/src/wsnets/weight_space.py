@@ -8,6 +8,9 @@ An MLP with architecture ``A = (d_0, ..., d_L)`` has parameters
   with ``tau_0`` and ``tau_L`` the identity -- :meth:`WeightSpace.permute`;
 * it leaves the represented function unchanged, ``f_{rho(tau) v} = f_v`` --
   :meth:`WeightSpace.render` (batched with :func:`torch.func.vmap`);
+* how far a network ``f`` on the weight space is from that symmetry,
+  ``f(rho(tau) v) = f(v)`` (invariant) or ``f(rho(tau) v) = rho(tau) f(v)`` (equivariant, the
+  paper's definition of a ``G_A``-equivariant map) -- :func:`symmetry_gap`;
 * general position (GP): all biases of each hidden layer pairwise distinct --
   :meth:`WeightSpace.gp_gap` gives the smallest gap per hidden layer;
 * the continuous canonicalisation under GP: sort each hidden layer's neurons by bias --
@@ -346,6 +349,30 @@ class WeightSpace:
         else:
             out = torch.func.vmap(over_channels, in_dims=(0, 0, 0))(ws, bs, coords)
         return out.movedim(1, -1)  # (B, N, d_L, C)
+
+
+def symmetry_gap(net, v: WeightSpace, generator: torch.Generator | None = None) -> float:
+    """``max |net(rho(tau) v) - g| / max |g|``: 0 up to rounding for an exactly symmetric ``net``.
+
+    ``g = rho(tau) net(v)`` when ``net`` returns a :class:`WeightSpace` (an equivariant map) and
+    ``g = net(v)`` otherwise (an invariant one); ``tau`` is one random hidden-neuron permutation
+    per network of the batch ``v`` (drawn from ``generator``). Evaluated without gradients.
+
+    Examples
+    --------
+    >>> torch.manual_seed(0) and None
+    >>> v = WeightSpace.random([2, 4, 3, 1], batch=3)
+    >>> symmetry_gap(lambda u: u.map(torch.tanh), v) < 1e-6  # entrywise maps are equivariant
+    True
+    >>> symmetry_gap(lambda u: u.flatten(), v) > 0.01  # the flat vector is not invariant
+    True
+    """
+    tau = v.batch_random_permutation(generator)
+    with torch.no_grad():
+        a, b = net(v.permute(tau)), net(v)
+    if isinstance(b, WeightSpace):
+        a, b = a.flatten(), b.permute(tau).flatten()
+    return float((a - b).abs().max() / b.abs().max().clamp_min(1e-12))
 
 
 def image_coords(size: int) -> torch.Tensor:
