@@ -76,3 +76,20 @@ def test_bad_arguments():
         fit_stationary_diffusion(data, bandwidth=0.0)
     with pytest.raises(ValueError, match="unknown KDS estimator"):
         kds_loss(torch.zeros(4, 3, dtype=F64), *_random_sde(3, 0), estimator="v")
+
+
+def test_stadion_bench_missing_interpreter_is_one_line_exit_2(tmp_path):
+    """The stadion side-by-side bench refuses a missing interpreter with one line, exit 2."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "bench" / "stadion_side_by_side.py"
+    res = subprocess.run(
+        [sys.executable, str(script), "--python", str(tmp_path / "nope" / "python"),
+         "--out", str(tmp_path / "out"), "--seeds", "1"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no interpreter" in lines[0]
