@@ -311,3 +311,91 @@ def test_river_check_estimator():
         from river.utils.estimator_checks import check_estimator
 
     check_estimator(Tree(seed=0))
+
+
+def test_regrown_alternate_keeps_the_partition_with_fresh_leaves():
+    s = streams.planted_threshold(3_000, seed=2)
+    tree = Tree(seed=0, drift=False).learn_many(s.X, s.y)
+    t = tree._tree
+    assert t.n_nodes >= 3
+    new = t.regrown(t=6_000)
+    n = t.n_nodes
+    for name in ("feature", "threshold", "left", "right", "depth"):
+        np.testing.assert_array_equal(getattr(new, name)[:n], getattr(t, name)[:n])
+    np.testing.assert_array_equal(_leaves(new, s.X), _leaves(t, s.X))
+    leaf_slots = new.node_slot[:n][new.feature[:n] < 0]
+    assert sorted(leaf_slots.tolist()) == list(range(len(leaf_slots)))  # one fresh slot each
+    assert not new.counts[leaf_slots].any() and not new.gauss[leaf_slots].any()
+    assert not new.ready[leaf_slots].any()
+    assert new.kept_splits == set(np.flatnonzero(t.feature[:n] >= 0).tolist())
+
+
+def _leaves(t, X):
+    from anytime_hoeffding.flat_tree import leaves_of
+
+    return leaves_of(X, t.feature, t.threshold, t.left, t.right)
+
+
+def test_collapse_merges_two_leaves_into_the_pooled_statistics():
+    """Closed form: the merged naive-Bayes Gaussians equal those of the pooled data."""
+    from anytime_hoeffding.flat_tree import FlatTree
+
+    rng = np.random.default_rng(0)
+    t = FlatTree(n_features=2, n_bins=4, warmup=10, betting_code=0)
+    t.grid[0] = 0.5
+    t.split(0, 0, 0, t=0)
+    lnode, rnode = int(t.left[0]), int(t.right[0])
+    data = {}
+    for node, loc in ((lnode, -1.0), (rnode, 2.0)):
+        slot = t.node_slot[node]
+        for k in range(2):
+            x = rng.normal(loc + k, 1.0 + k, size=(50 + 10 * k, 2))
+            data.setdefault(k, []).append(x)
+            t.gauss[slot, k, :, 0] = len(x)
+            t.gauss[slot, k, :, 1] = x.mean(0)
+            t.gauss[slot, k, :, 2] = ((x - x.mean(0)) ** 2).sum(0)
+            t.counts[slot, k] = len(x)
+    leaf = t.collapse(0)
+    assert leaf == 0 and t.n_nodes == 1 and t.feature[0] == -1
+    slot = t.node_slot[0]
+    assert len(t.free_slots) == 1 and slot not in t.free_slots
+    for k in range(2):
+        pooled = np.concatenate(data[k])
+        np.testing.assert_allclose(t.gauss[slot, k, :, 0], len(pooled))
+        np.testing.assert_allclose(t.gauss[slot, k, :, 1], pooled.mean(0))
+        np.testing.assert_allclose(t.gauss[slot, k, :, 2], ((pooled - pooled.mean(0)) ** 2).sum(0))
+        assert t.counts[slot, k] == len(pooled)
+    assert not t.ready[slot]  # the merged leaf restarts its warm-up and split test
+
+
+def test_regrown_alternate_keeps_the_splits_both_concepts_share():
+    """Agrawal function 0 -> 2: both depend on age bands, so the regrown alternate (the
+    default) keeps the age splits and recovers faster than a tree restarted from one leaf."""
+    from river.datasets import synth
+
+    parts = [
+        streams.from_river(
+            synth.Agrawal(classification_function=f, seed=1 + f, perturbation=0.05), n, "agrawal"
+        )  # fmt: skip
+        for f, n in ((0, 6_000), (2, 4_000))
+    ]  # abrupt drift at 6,000
+    X = np.concatenate([p.X for p in parts])
+    y = np.concatenate([p.y for p in parts])
+    late = {}
+    for mode in ("regrow", "fresh"):
+        t = Tree(seed=1, classes=[0, 1], drift_alternate=mode).learn_many(X[:8_000], y[:8_000])
+        assert any(e["event"] == "swap" and e["t"] > 6_000 for e in t.drift_log)
+        late[mode] = float((t.predict_many(X[8_000:]) == y[8_000:]).mean())
+    assert late["regrow"] > late["fresh"] + 0.05
+
+
+def test_fresh_challenger_simplifies_a_regrown_tree_on_stagger():
+    """STAGGER concept 0 (size and colour) -> 2 (size only): the regrown tree keeps a colour
+    split the new concept does not need; the one-leaf challenger replaces it."""
+    s = streams.make_stream("stagger", 20_000, 0)
+    t = Tree(seed=0).learn_many(s.X, s.y)
+    events = [e["event"] for e in t.drift_log]
+    assert "swap" in events and "simplify" in events
+    assert t.n_nodes <= 3
+    with pytest.raises(ValueError, match="drift_alternate"):
+        Tree(drift_alternate="copy")
