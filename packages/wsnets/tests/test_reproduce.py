@@ -128,7 +128,18 @@ def test_keep_rows_merges_one_family_into_an_earlier_sweep(tmp_path, monkeypatch
         sweep(tmp_path / "other", ["dws"], keep=earlier, epochs=2)
     with pytest.raises(ValueError, match="anchor"):
         comparison.kept_rows([str(earlier)], ["dws"], gmn.notes, [0.5, 0.5])
-    with pytest.raises(ValueError, match="rows in"):  # one family from two files: ambiguous
+    # the same family in two files: identical rows count once, different rows are refused
+    over = _tiny(tmp_path, seeds=2, F_values=(1, 2), models=[], keep_rows=[str(earlier)] * 2)
+    again = EXPERIMENT.run(tmp_path / "again", "quick", [over], ["output_ensemble"], log=False)
+    assert again.sections["output_ensemble"].tables[0].rows == joint.rows
+    from icml26_shared.results import Report
+
+    other = Report.read(tmp_path / "merged")
+    other.sections["output_ensemble"].tables[0].rows[-2]["edit MSE"] = "0.1 ± 0.01"
+    other.out_dir = tmp_path / "tampered"
+    other.out_dir.mkdir()
+    other.write()
+    with pytest.raises(ValueError, match="rows in"):
         over = _tiny(tmp_path, seeds=2, F_values=(1, 2), models=["dws"],
-                     keep_rows=[str(earlier), str(earlier)])  # fmt: skip
+                     keep_rows=[str(earlier), str(tmp_path / "tampered" / "results.json")])  # fmt: skip
         EXPERIMENT.run(tmp_path / "twice", "quick", [over], ["output_ensemble"], log=False)

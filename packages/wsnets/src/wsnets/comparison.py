@@ -316,7 +316,7 @@ def kept_rows(
     Each file must hold an ``output_ensemble`` table made under the same protocol: its notes
     start with ``notes`` (zoo, seeds, epochs, learning rate, ...) and its no-edit anchor equals
     ours (the same test splits), else ``ValueError`` (one line from the CLI). A family found in
-    two files is ambiguous (``ValueError``). Lets a sweep rerun one family (or none) into a
+    two files with different rows is ambiguous (``ValueError``); identical rows count once. Lets a sweep rerun one family (or none) into a
     results folder without losing the rows of the others.
     """
     from pathlib import Path
@@ -325,7 +325,7 @@ def kept_rows(
 
     skip = {LABELS[n] for n in rerun} | {"no edit (anchor)"}
     anchor, out, source = mean_std(list(no_edit)), [], {}
-    for i, path in enumerate(paths):
+    for path in paths:
         folder = Path(path).parent if Path(path).suffix == ".json" else Path(path)
         try:
             table = Report.read(folder).sections["output_ensemble"].tables[0]
@@ -336,14 +336,16 @@ def kept_rows(
         rows = table.rows
         if [r.get("edit MSE") for r in rows if r["model"] == "no edit (anchor)"] != [anchor]:
             raise ValueError(f"keep_rows: {path!r} has another no-edit anchor (other splits)")
+        fams: dict[str, list[dict]] = {}
         for r in rows:
-            if r["model"] in skip:
-                continue
-            if source.setdefault(r["model"], i) != i:
-                raise ValueError(
-                    f"keep_rows: {r['model']!r} rows in {paths[source[r['model']]]!r} and {path!r}"
-                )
-            out.append(dict(r))
+            if r["model"] not in skip:
+                fams.setdefault(r["model"], []).append(dict(r))
+        for label, fam in fams.items():
+            if label in source and source[label][1] != fam:
+                raise ValueError(f"keep_rows: {label!r} rows in {source[label][0]!r} and {path!r}")
+            if label not in source:
+                source[label] = (path, fam)
+                out += fam
     return out
 
 
