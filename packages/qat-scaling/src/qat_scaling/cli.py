@@ -46,6 +46,7 @@ def _read_errors(runs: Path, scheme: str | None, strict: bool) -> list[dict]:
                             "G": float(row["G"]),
                             "delta": float(row["delta"]),
                             "scheme": row.get("scheme") or "W4A4",
+                            **({"seed": int(row["seed"])} if row.get("seed") else {}),
                         }
                     )
                 except ValueError:
@@ -60,36 +61,127 @@ def _read_errors(runs: Path, scheme: str | None, strict: bool) -> list[dict]:
 
 
 def sweep(
-    preset: Literal["smoke", "small", "medium"] = "smoke",
-    out: Path = Path("runs.jsonl"),
+    preset: Literal["smoke", "small", "medium"] | None = None,
+    sizes: list[str] | None = None,
+    budgets: list[int] | None = None,
+    runs: list[list[str | int]] | None = None,
+    torchao_runs: list[list[str | int]] | None = None,
+    torchao_sizes: list[str] | None = None,
+    seeds: list[int] | None = None,
+    batch_size: int | None = None,
+    seq_len: int | None = None,
+    lr: float | None = None,
+    warmup_steps: int | None = None,
+    decay_fraction: float | None = None,
+    val_batches: int | None = None,
+    corpus: Literal["stdlib", "markov", "text", "hf"] | None = None,
+    corpus_kwargs: dict | None = None,
+    scale_rule: Literal["absmax", "torchao"] | None = None,
+    out: Path = Path("sweep"),
     resume: bool = True,
+    train: bool = True,
     seed: int = 0,
+    bootstrap: int = 1000,
 ) -> None:
-    """Train the paired N x D x G x scheme grid and append one JSON line per (run, D).
+    """Train a paired N x D x G x scheme grid (resumable) and fit the law on every point.
+
+    The grid comes from a YAML file (``--config grid.yaml`` with the keys below; ``qat-scaling
+    configs sweep-cpu.yaml`` prints a full one) or a named ``--preset``, whose keys the other
+    options override.
 
     Args:
-        preset: ``smoke`` (seconds), ``small`` (a few minutes), ``medium`` (the full CPU grid).
-        out: JSONL file of run records (finished runs are skipped when ``resume``).
-        resume: Reuse the runs already in ``out``.
-        seed: Seed of weights and data order.
+        preset: Start from a named grid: ``smoke`` (seconds), ``small``, ``medium``.
+        sizes: Model sizes (``qat_scaling.tiny_llama.SIZES``: s32, s32x3, s64, s96, s128).
+        budgets: Increasing optimizer-step budgets, one WSD decay branch each (D = steps x
+            batch_size x seq_len tokens).
+        runs: ``[scheme, G]`` pairs trained at every size and seed; ``[FP, 0]`` is required
+            (schemes: FP, W4A4, W4A16, W16A4, W4A4-FC2A8, W16A4-FC2A8, W16A4-FC2had, ...).
+        torchao_runs: ``[scheme, G]`` pairs also trained with torchao's QAT flow (``bench``
+            extra; W4A4, W4A16, W16A4).
+        torchao_sizes: Sizes of the ``torchao_runs`` (default: every size).
+        seeds: Paired seeds (weights and data order); 3 or more give intervals over seeds.
+        batch_size, seq_len, lr, warmup_steps, decay_fraction, val_batches: Training settings.
+        corpus: ``stdlib`` (CPython's sources), ``markov``, ``text`` (``corpus_kwargs:
+            {path: FILE_OR_FOLDER}``, read as bytes) or ``hf`` (``{dataset: HUB_ID_OR_FOLDER}``,
+            ``bench`` extra).
+        corpus_kwargs: Options of the corpus.
+        scale_rule: Scale convention of our quantisers: ``absmax`` (absmax / 7 at 4 bits) or
+            ``torchao`` (absmax / 7.5 on [-8, 7], the one of torchao's trainer).
+        out: Output folder (``runs.jsonl``, ``result.json``, ``results.md``, ``results.json``,
+            ``delta_fit.png``, ``fits.json``); a ``.jsonl`` path writes only the run records.
+        resume: Keep the finished runs already in ``out`` (they are never retrained).
+        train: ``false``: train nothing, only fit and report the finished runs in ``out``.
+        seed: Seed when ``seeds`` is not given.
+        bootstrap: Resamples of the seed bootstrap of the law fits.
     """
     from dataclasses import replace
 
-    from .grid import PRESETS, run_grid
+    from .grid import PRESETS, GridMismatchError, GridSpec, run_grid
 
-    records = run_grid(
-        replace(PRESETS[preset], seed=seed),
-        out,
-        resume=resume,
-        on_run=lambda r: print(f"done {r}", flush=True),
-    )
-    print(f"{len(records)} records in {out}")
+    given = {
+        "sizes": sizes,
+        "budgets": budgets,
+        "runs": runs,
+        "torchao_runs": torchao_runs,
+        "torchao_sizes": torchao_sizes,
+        "seeds": seeds,
+        "batch_size": batch_size,
+        "seq_len": seq_len,
+        "lr": lr,
+        "warmup_steps": warmup_steps,
+        "decay_fraction": decay_fraction,
+        "val_batches": val_batches,
+        "corpus": corpus,
+        "corpus_kwargs": corpus_kwargs,
+        "scale_rule": scale_rule,
+    }
+    given = {k: v for k, v in given.items() if v is not None}
+    try:
+        if preset is not None:
+            spec = replace(PRESETS[preset], seed=seed, **given)
+        else:
+            missing = [k for k in ("sizes", "budgets", "runs") if k not in given]
+            if missing:
+                raise UsageError(
+                    f"sweep: give --preset or a grid (--config grid.yaml) with {', '.join(missing)}"
+                )
+            spec = GridSpec(seed=seed, **given)
+    except (ValueError, TypeError) as err:
+        raise UsageError(f"sweep: {err}") from None
+    if spec.torchao_runs:
+        from .torchao_parity import torchao_available
+
+        if not torchao_available():
+            raise UsageError("torchao_runs need torchao: pip install 'qat-scaling[bench]'")
+    out = Path(out)
+    runs_file = out if out.suffix == ".jsonl" else out / "runs.jsonl"
+    try:
+        if train:
+            records = run_grid(
+                spec, runs_file, resume=resume, on_run=lambda r: print(f"done {r}", flush=True)
+            )
+        else:
+            from .grid import finished_records
+
+            records = finished_records(spec, runs_file)
+            if not records:
+                raise UsageError(f"no finished runs of this grid in {runs_file}")
+    except GridMismatchError as err:
+        raise UsageError(str(err)) from None
+    except (FileNotFoundError, NotADirectoryError, ValueError) as err:
+        raise UsageError(f"sweep: {err}") from None
+    print(f"{len(records)} records in {runs_file}")
+    if out.suffix != ".jsonl":
+        from .sweep import write_sweep_report
+
+        for path in write_sweep_report(spec, records, out, bootstrap=bootstrap):
+            print(f"wrote {path}")
 
 
 def fit_law(
     runs: Path,
     scheme: str = "W4A4",
-    method: Literal["ols_log", "huber"] = "ols_log",
+    method: Literal["delta", "ols_log", "huber"] = "delta",
     bootstrap: int = 1000,
     strict: bool = False,
     seed: int = 0,
@@ -98,11 +190,14 @@ def fit_law(
     """Fit delta = k D^gD (log2 G)^gG / N^gN to a CSV (N,D,G,delta) or a sweep JSONL.
 
     Args:
-        runs: ``.csv`` with columns N, D, G, delta (optional scheme), or a ``sweep`` JSONL.
+        runs: ``.csv`` with columns N, D, G, delta (optional scheme, seed), or a ``sweep``
+            JSONL (``DIR/runs.jsonl``).
         scheme: Rows of this scheme are fitted.
-        method: ``ols_log`` or ``huber``.
+        method: ``delta`` (every point, additive noise on delta, intervals from the seed
+            bootstrap; :mod:`qat_scaling.delta_fit`), or ``ols_log`` / ``huber`` on log delta
+            (points with delta <= 0 dropped).
         bootstrap: Bootstrap resamples for percentile intervals (0 = none).
-        strict: Fail on delta <= 0 instead of dropping those rows with a warning.
+        strict: Fail on delta <= 0 instead of dropping those rows (``ols_log`` / ``huber``).
         seed: Seed of the bootstrap.
         out: Write the fit as JSON here (for ``predict-law``).
     """
@@ -115,6 +210,40 @@ def fit_law(
         [r["G"] for r in rows],
         [r["delta"] for r in rows],
     )
+    if method == "delta":
+        from .delta_fit import holdout_delta, noise_floor, seed_bootstrap
+        from .scaling_law import NotIdentifiableError
+
+        if strict and any(r["delta"] <= 0 for r in rows):
+            raise UsageError(f"{runs}: delta <= 0 in some rows (--strict)")
+        pts = [
+            {**r, "size": r.get("size", r["N"]), "seed": r.get("seed", i)}
+            for i, r in enumerate(rows)
+        ]
+        try:
+            fit = seed_bootstrap(pts, reps=bootstrap, seed=seed)
+        except (NotIdentifiableError, ValueError) as err:
+            raise UsageError(f"{runs}: {err}") from None
+        law = fit.law
+        print(
+            f"{scheme}: delta = {law.k:.4g} * D^{law.gD:.4g} * (log2 G)^{law.gG:.4g} / N^{law.gN:.4g}  (delta space, n={fit.n}, sigma={fit.sigma:.3g})"
+        )
+        for name in ("gN", "gD", "gG"):
+            ci = "fixed 0 (one value)" if name not in fit.free else _ci(fit.ci.get(name))
+            print(f"  {name}: {getattr(law, name):.4g}  seed-bootstrap 95% CI {ci}")
+        nf = noise_floor(pts)
+        print(f"  noise floor: median seed sd of delta {nf['sd']:.3g} over {nf['cells']} cells")
+        try:
+            for name, m in holdout_delta(pts).items():
+                print(f"  held-out ({name}): RMSE delta {m['rmse']:.4g} over {m['cells']} cells")
+        except NotIdentifiableError as err:
+            print(f"  held-out comparison skipped: {err}")
+        if out is not None:
+            from icml26_shared.results import atomic_write_text
+
+            atomic_write_text(out, json.dumps({"scheme": scheme, **fit.to_dict()}, indent=2))
+            print(f"wrote {out}")
+        return
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RuntimeWarning)
         fit = fit_qat_law(*args, method=method, bootstrap=bootstrap, seed=seed, strict=strict)

@@ -296,12 +296,76 @@ class HFTextCorpus:
         return f"{self.name} ({unit}), {len(self.train)} train / {len(self.val)} validation"
 
 
+class TextFileCorpus:
+    """Your own text, read as bytes (vocabulary 256): one file, or every file of a folder.
+
+    The tail ``val_fraction`` of the text (files in sorted name order, joined by newlines) is
+    held out for validation. No network and no extra dependency.
+
+    Args:
+        path: A text file or a folder (read recursively; hidden files skipped).
+        max_bytes: Read at most this many bytes.
+        val_fraction: Tail fraction held out for validation.
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "a.txt"
+        >>> _ = f.write_text("hello world\\n" * 100)
+        >>> c = TextFileCorpus(str(f), val_fraction=0.1)
+        >>> c.vocab_size, len(c.train) + len(c.val)
+        (256, 1200)
+    """
+
+    def __init__(self, path: str, max_bytes: int = 50_000_000, val_fraction: float = 0.1) -> None:
+        root = Path(path)
+        if not root.exists():
+            raise FileNotFoundError(f"corpus path {str(path)!r} does not exist")
+        if not 0 < val_fraction < 1:
+            raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction}")
+        files = (
+            [root]
+            if root.is_file()
+            else sorted(
+                p
+                for p in root.rglob("*")
+                if p.is_file() and not any(part.startswith(".") for part in p.parts)
+            )
+        )
+        chunks, size = [], 0
+        for f in files:
+            data = f.read_bytes()
+            chunks.append(data)
+            size += len(data) + 1
+            if size >= max_bytes:
+                break
+        raw = b"\n".join(chunks)[:max_bytes]
+        if len(raw) < 100:
+            raise ValueError(f"corpus path {str(path)!r} holds {len(raw)} bytes; need >= 100")
+        cut = int(len(raw) * (1 - val_fraction))
+        self.vocab_size = 256
+        self.train = torch.from_numpy(np.frombuffer(raw[:cut], np.uint8).astype(np.int64))
+        self.val = torch.from_numpy(np.frombuffer(raw[cut:], np.uint8).astype(np.int64))
+        self.sha256 = hashlib.sha256(raw).hexdigest()
+        self.name, self.n_files = root.name, len(files)
+
+    def describe(self) -> str:
+        """One line naming the text and its split."""
+        return (
+            f"text {self.name} ({self.n_files} file(s), bytes), {len(self.train)} train / "
+            f"{len(self.val)} validation bytes, sha256 {self.sha256[:12]}"
+        )
+
+
 def build_corpus(name: str, **kwargs):
-    """``stdlib``, ``markov`` or ``hf`` (keyword arguments go to the corpus class)."""
+    """``stdlib``, ``markov``, ``text`` or ``hf`` (keyword arguments go to the corpus class)."""
     if name == "stdlib":
         return StdlibCorpus(**kwargs)
     if name == "markov":
         return MarkovCorpus(**kwargs)
+    if name == "text":
+        if "path" not in kwargs:
+            raise ValueError("corpus 'text' needs corpus_kwargs: {path: FILE_OR_FOLDER}")
+        return TextFileCorpus(**kwargs)
     if name == "hf":
         return HFTextCorpus(**kwargs)
-    raise ValueError(f"unknown corpus {name!r}; choose from stdlib, markov, hf")
+    raise ValueError(f"unknown corpus {name!r}; choose from stdlib, markov, text, hf")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -47,6 +48,15 @@ class GridSpec:
         seed: Seed of weights and data order, shared by the paired runs.
         noise_seeds: Extra FP seeds per size, to measure seed noise of the loss.
         stats_bits: Bits of the activation-statistics quantiser (FP runs).
+        seeds: Paired seeds: every run of ``runs`` is trained once per seed (each seed with
+            its own initial weights and data order, shared by the schemes of that seed).
+            Empty: ``(seed,)``.
+        torchao_runs: ``(scheme, G)`` pairs also trained with torchao's QAT flow
+            (:mod:`qat_scaling.torchao_qat`; ``W4A4``, ``W4A16``, ``W16A4``); their records
+            carry the scheme ``<scheme>-torchao``.
+        torchao_sizes: Sizes the ``torchao_runs`` are trained at (empty: every size).
+        scale_rule: Scale convention of our quantisers (``absmax`` or ``torchao``, the one
+            torchao's trainer uses).
 
     Examples:
         >>> spec = PRESETS["smoke"]
@@ -68,21 +78,46 @@ class GridSpec:
     seed: int = 0
     noise_seeds: tuple[int, ...] = ()
     stats_bits: int = 4
+    seeds: tuple[int, ...] = ()
+    torchao_runs: tuple[tuple[str, int], ...] = ()
+    scale_rule: str = "absmax"
+    torchao_sizes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # YAML gives lists: store tuples, so that a spec from a preset equals (and hashes like)
         # the same spec written in Python
-        for name in ("sizes", "budgets", "noise_seeds"):
+        for name in ("sizes", "budgets", "noise_seeds", "seeds", "torchao_sizes"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
-        object.__setattr__(self, "runs", tuple((str(s), int(g)) for s, g in self.runs))
+        for name in ("runs", "torchao_runs"):
+            pairs = getattr(self, name)
+            if any(len(p) != 2 for p in pairs):
+                raise ValueError(f"every entry of {name} is a [scheme, G] pair, got {pairs}")
+            object.__setattr__(self, name, tuple((str(s), int(g)) for s, g in pairs))
         object.__setattr__(self, "corpus_kwargs", dict(self.corpus_kwargs))
-        unknown = [s for s in self.sizes if s not in SIZES]
+        unknown = [s for s in self.sizes + self.torchao_sizes if s not in SIZES]
         if unknown:
             raise ValueError(f"unknown size(s) {unknown}; choose from {', '.join(SIZES)}")
         if sorted(self.budgets) != list(self.budgets) or not self.budgets or self.budgets[0] <= 0:
             raise ValueError(f"budgets must be increasing positive step counts, got {self.budgets}")
         if not any(s == "FP" for s, _ in self.runs):
             raise ValueError("the grid needs an FP run to pair the QAT runs with")
+        from .quant_linear import SCHEMES
+
+        for scheme, g in self.runs + self.torchao_runs:
+            if scheme not in SCHEMES:
+                raise ValueError(f"unknown scheme {scheme!r}; choose from {', '.join(SCHEMES)}")
+            if scheme != "FP" and g < 2:
+                raise ValueError(f"{scheme}: the group size G must be >= 2, got {g}")
+        if self.scale_rule not in ("absmax", "torchao"):
+            raise ValueError(f"scale_rule must be absmax or torchao, got {self.scale_rule!r}")
+        bad = [s for s, _ in self.torchao_runs if s not in TORCHAO_SCHEMES]
+        if bad:
+            raise ValueError(f"torchao_runs: {bad} not supported; choose from {TORCHAO_SCHEMES}")
+
+    @property
+    def paired_seeds(self) -> tuple[int, ...]:
+        """The seeds every run is trained at (``seeds``, or ``(seed,)``)."""
+        return self.seeds or (self.seed,)
 
     def tokens(self, steps: int) -> int:
         """Training tokens D after ``steps`` optimizer steps."""
@@ -91,12 +126,40 @@ class GridSpec:
     def jobs(self) -> list[dict]:
         """Every run of the grid as ``{size, scheme, G, seed}``."""
         out = []
+        for seed in self.paired_seeds:
+            for size in self.sizes:
+                for scheme, g in self.runs:
+                    out.append({"size": size, "scheme": scheme, "G": g, "seed": seed})
+        # the torchao anchor after every run of our trainer
+        for seed in self.paired_seeds:
+            for size in self.torchao_sizes or self.sizes:
+                for scheme, g in self.torchao_runs:
+                    out.append(
+                        {"size": size, "scheme": scheme, "G": g, "seed": seed, "trainer": "torchao"}
+                    )
         for size in self.sizes:
-            for scheme, g in self.runs:
-                out.append({"size": size, "scheme": scheme, "G": g, "seed": self.seed})
             for s in self.noise_seeds:
                 out.append({"size": size, "scheme": "FP", "G": 0, "seed": s})
         return out
+
+    def fingerprint(self) -> str:
+        """Hash of the training settings that make two records comparable.
+
+        Sizes, runs and seeds are left out: a grid grown by more of them resumes from the
+        same file; a change of budgets, batch, lr, schedule or corpus starts afresh.
+        """
+        import hashlib
+
+        keep = {k: v for k, v in asdict(self).items() if k not in _CELL_KEYS}
+        return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:12]
+
+
+#: GridSpec fields that only choose cells (left out of :meth:`GridSpec.fingerprint`).
+_CELL_KEYS = frozenset(
+    {"sizes", "runs", "seed", "seeds", "noise_seeds", "torchao_runs", "torchao_sizes"}
+)
+#: Schemes torchao's QAT flow trains here (4-bit integer weights and/or activations).
+TORCHAO_SCHEMES = ("W4A4", "W4A16", "W16A4")
 
 
 _G3 = (8, 16, 32)
@@ -143,7 +206,8 @@ PRESETS: dict[str, GridSpec] = {
 
 def run_id(job: dict) -> str:
     """A stable name of one run."""
-    return f"{job['size']}-{job['scheme']}-G{job['G']}-seed{job['seed']}"
+    suffix = "-torchao" if job.get("trainer") == "torchao" else ""
+    return f"{job['size']}-{job['scheme']}{suffix}-G{job['G']}-seed{job['seed']}"
 
 
 @torch.no_grad()
@@ -166,6 +230,7 @@ def train_run(spec: GridSpec, job: dict, data: TextDataModule) -> list[dict]:
     """
     size = SIZES[job["size"]]
     top = spec.budgets[-1]
+    torchao = job.get("trainer") == "torchao"
     module = QATLanguageModel(
         size.hidden,
         size.layers,
@@ -173,14 +238,19 @@ def train_run(spec: GridSpec, job: dict, data: TextDataModule) -> list[dict]:
         size.heads,
         data.corpus.vocab_size,
         spec.seq_len,
-        scheme=job["scheme"],
+        scheme="FP" if torchao else job["scheme"],
         group_size=job["G"] or 32,
         lr=spec.lr,
         max_steps=top,
         warmup_steps=spec.warmup_steps,
         decay_fraction=spec.decay_fraction,
         seed=job["seed"],
+        scale_rule=spec.scale_rule,
     )
+    if torchao:
+        from .torchao_qat import prepare
+
+        prepare(module.model, job["scheme"], job["G"])
     opt_cfg = module.configure_optimizers()
     opt = opt_cfg["optimizer"]
     base_lrs = [g["lr"] for g in opt.param_groups]
@@ -223,17 +293,24 @@ def train_run(spec: GridSpec, job: dict, data: TextDataModule) -> list[dict]:
         g = max((gg for _, gg in spec.runs if gg), default=32)
         last["act_stats"] = activation_statistics(module.model, val[0][:, :-1], spec.stats_bits, g)
     records.append(last)
+    if torchao:
+        from .torchao_qat import convert
+
+        convert(module.model)
     return records
 
 
 def _record(spec, job, module, steps, val_loss, recent, start) -> dict:
+    torchao = job.get("trainer") == "torchao"
     return {
         "run": run_id(job),
         "size": job["size"],
         "N": module.n_params,
-        "scheme": job["scheme"],
+        "scheme": job["scheme"] + ("-torchao" if torchao else ""),
+        "trainer": "torchao" if torchao else "ours",
         "G": job["G"],
         "seed": job["seed"],
+        "grid": spec.fingerprint(),
         "steps": steps,
         "D": spec.tokens(steps),
         "val_loss": val_loss,
@@ -242,19 +319,53 @@ def _record(spec, job, module, steps, val_loss, recent, start) -> dict:
     }
 
 
-def load_records(path: str | Path) -> list[dict]:
-    """Read a JSONL file of run records (one JSON object per line)."""
+def load_records(path: str | Path, tolerate_partial: bool = False) -> list[dict]:
+    """Read a JSONL file of run records (one JSON object per line).
+
+    ``tolerate_partial``: drop an unfinished last line (a write cut short by an interrupt)
+    instead of failing on it.
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"records file {str(path)!r} does not exist")
     out = []
-    for n, line in enumerate(path.read_text().splitlines(), 1):
+    text = path.read_text()
+    lines = text.splitlines()
+    for n, line in enumerate(lines, 1):
         if line.strip():
             try:
                 out.append(json.loads(line))
             except json.JSONDecodeError as err:
+                if tolerate_partial and n == len(lines) and not text.endswith("\n"):
+                    break
                 raise ValueError(f"{path}:{n}: not a JSON line ({err.msg})") from None
     return out
+
+
+class GridMismatchError(ValueError):
+    """A runs file holds records trained with other settings than the grid asked for."""
+
+
+def _finished(spec: GridSpec, records: list[dict], path: Path) -> tuple[list[dict], set[str]]:
+    """The records of finished runs (every budget present) and their run ids."""
+    fp = spec.fingerprint()
+    other = {r.get("grid") for r in records} - {fp}
+    if other:
+        raise GridMismatchError(
+            f"{path} holds runs of other grid settings (budgets, batch, lr or corpus differ); "
+            "give another --out or delete it"
+        )
+    counts: dict[str, int] = {}
+    for r in records:
+        counts[r["run"]] = counts.get(r["run"], 0) + 1
+    done = {r for r, c in counts.items() if c >= len(spec.budgets)}
+    return [r for r in records if r["run"] in done], done
+
+
+def finished_records(spec: GridSpec, path: str | Path) -> list[dict]:
+    """The records of the finished runs of ``spec`` in ``path`` (nothing is trained)."""
+    path = Path(path)
+    return _finished(spec, load_records(path, tolerate_partial=True), path)[0]
 
 
 def run_grid(
@@ -265,41 +376,59 @@ def run_grid(
 ) -> list[dict]:
     """Train every run of ``spec``; append records to ``out`` (JSONL); skip finished runs.
 
-    Returns all records (those read back from ``out`` included).
+    A finished run (all its budgets on file, same :meth:`GridSpec.fingerprint`) is never
+    retrained; the records of a run are appended in one write once it has finished, so an
+    interrupted sweep leaves only whole runs behind (an unfinished last line is dropped on
+    resume). Returns all records (those read back from ``out`` included).
     """
     torch.set_num_threads(1)
-    data = TextDataModule(
-        spec.corpus,
-        spec.seq_len,
-        spec.batch_size,
-        train_batches=spec.budgets[-1],
-        val_batches=spec.val_batches,
-        seed=spec.seed,
-        corpus_kwargs=dict(spec.corpus_kwargs),
-    )
-    data.setup("fit")
+    data: dict[int, TextDataModule] = {}
+    corpus = None
+
+    def data_for(seed: int) -> TextDataModule:
+        nonlocal corpus
+        if seed not in data:
+            dm = TextDataModule(
+                spec.corpus,
+                spec.seq_len,
+                spec.batch_size,
+                train_batches=spec.budgets[-1],
+                val_batches=spec.val_batches,
+                seed=seed,
+                corpus_kwargs=dict(spec.corpus_kwargs),
+            )
+            dm.corpus = corpus  # one corpus for every seed (the split is fixed)
+            dm.setup("fit")
+            corpus = dm.corpus
+            data[seed] = dm
+        return data[seed]
+
     records: list[dict] = []
     done: set[str] = set()
     if out is not None:
         out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)
         if resume and out.exists():
-            records = load_records(out)
-            counts: dict[str, int] = {}
-            for r in records:
-                counts[r["run"]] = counts.get(r["run"], 0) + 1
-            done = {r for r, c in counts.items() if c >= len(spec.budgets)}
-            records = [r for r in records if r["run"] in done]
+            records, done = _finished(spec, load_records(out, tolerate_partial=True), out)
+            # rewrite without unfinished runs or a cut-off line (atomic replace)
+            from icml26_shared.results import atomic_write_text
+
+            atomic_write_text(out, "".join(json.dumps(r) + "\n" for r in records))
         elif out.exists():
             out.unlink()
+    # the validation windows (and the corpus) are the same for every seed: build seed 0's
+    # data first so that a failing corpus fails before any training
     jobs = [j for j in spec.jobs() if run_id(j) not in done]
+    if jobs:
+        data_for(jobs[0]["seed"])
     for job in progress(jobs, desc="QAT runs", total=len(jobs)):
-        new = train_run(spec, job, data)
+        new = train_run(spec, job, data_for(job["seed"]))
         records.extend(new)
         if out is not None:
             with out.open("a") as fh:
-                for r in new:
-                    fh.write(json.dumps(r) + "\n")
+                fh.write("".join(json.dumps(r) + "\n" for r in new))
+                fh.flush()
+                os.fsync(fh.fileno())
         if on_run is not None:
             on_run(run_id(job))
     return records

@@ -75,6 +75,8 @@ class QATLanguageModel(pl.LightningModule):
         max_steps, warmup_steps, decay_fraction: WSD schedule (decay over the last
             ``decay_fraction`` of ``max_steps``); ``schedule="cosine"`` for a cosine decay.
         seed: Seed of the initial weights (paired runs share it).
+        scale_rule: ``absmax`` (s = absmax / (2^(b-1) - 1)) or ``torchao`` (s = absmax /
+            ((2^b - 1) / 2) on [-2^(b-1), 2^(b-1) - 1]).
 
     Examples:
         >>> m = QATLanguageModel(hidden=32, layers=1, ffn=64, heads=2, seq_len=16, group_size=8)
@@ -102,10 +104,11 @@ class QATLanguageModel(pl.LightningModule):
         decay_fraction: float = 0.2,
         schedule: Literal["wsd", "cosine"] = "wsd",
         seed: int = 0,
+        scale_rule: Literal["absmax", "torchao"] = "absmax",
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
-        self.qat_scheme = QATScheme.preset(scheme, group_size=group_size)
+        self.qat_scheme = QATScheme.preset(scheme, group_size=group_size, scale_rule=scale_rule)
         self.model = tiny_llama(hidden, layers, ffn, heads, vocab_size, seq_len, seed=seed)
         apply_qat(self.model, self.qat_scheme)
         self.n_params = count_params(self.model)
@@ -215,7 +218,8 @@ class TextDataModule(pl.LightningDataModule):
     """Windows of ``seq_len + 1`` tokens from a corpus; a seeded training order.
 
     Args:
-        corpus: ``stdlib`` (CPython sources as bytes), ``markov`` or ``hf``.
+        corpus: ``stdlib`` (CPython sources as bytes), ``markov``, ``text`` (your own file
+            or folder, ``corpus_kwargs={"path": ...}``) or ``hf``.
         seq_len: Context length T (windows hold T + 1 tokens).
         batch_size: Windows per batch.
         train_batches: Batches per training epoch (random windows, seeded).
@@ -234,7 +238,7 @@ class TextDataModule(pl.LightningDataModule):
 
     def __init__(
         self,
-        corpus: Literal["stdlib", "markov", "hf"] = "stdlib",
+        corpus: Literal["stdlib", "markov", "text", "hf"] = "stdlib",
         seq_len: int = 128,
         batch_size: int = 8,
         train_batches: int = 1000,

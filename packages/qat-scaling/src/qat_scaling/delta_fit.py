@@ -1,0 +1,313 @@
+"""The unified QAT law fitted to every measured delta, with intervals from the seed bootstrap.
+
+Paper: "Scaling Law for Quantization-Aware Training", Chen et al., arXiv 2505.14302, the
+unified law of the QAT error (its Eq. for delta(N, D, G), written here as
+``delta = k D^gD (log2 G)^gG / N^gN``).
+
+At small scale many measured deltas are at the paired-seed noise level, and some are <= 0. A
+fit of ``log delta`` (:func:`qat_scaling.scaling_law.fit_qat_law`) must drop those points,
+which biases it towards the cells where the noise happened to be positive. Here the law is
+fitted in delta space with an additive noise model instead, so every point counts:
+
+    delta_i = k D_i^gD (log2 G_i)^gG / N_i^gN + eps_i,   eps_i ~ Normal(0, sigma^2)
+
+(maximum likelihood = nonlinear least squares on delta) -> :func:`fit_delta_law`.
+
+Intervals: the runs of one size and seed share weights, batches and every (D, G) cell, so a
+seed is the unit of resampling. :func:`seed_bootstrap` redraws, for every size, its seeds with
+replacement and refits; percentile intervals of each exponent (with 3 seeds per size these are
+optimistic: a bootstrap over n units has variance (n - 1) / n of the true one).
+
+- :func:`noise_floor`: the paired-seed spread of delta per cell (what a trend must exceed).
+- :func:`fit_n_only_delta` / :func:`holdout_delta`: the N-only law ``delta = c_G / N^gN`` and
+  the leave-one-(N, D)-cell-out comparison of the two laws, in delta space.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from .scaling_law import NotIdentifiableError, QATLaw
+
+__all__ = [
+    "DeltaFit",
+    "cell_means",
+    "fit_delta_law",
+    "fit_n_only_delta",
+    "holdout_delta",
+    "noise_floor",
+    "seed_bootstrap",
+]
+
+_EXPONENTS = ("gN", "gD", "gG")
+_BOUND = 6.0  # |exponent| bound of the optimiser (keeps k finite on flat data)
+
+
+@dataclass
+class DeltaFit:
+    """A law fitted in delta space.
+
+    Attributes:
+        law: The fitted :class:`~qat_scaling.scaling_law.QATLaw`.
+        free: Exponents that were fitted (one with a single distinct value of its variable is
+            fixed at 0 and absorbed into k).
+        sigma: RMS residual (the additive noise level, nats).
+        n: Number of points.
+        ci: Percentile 95% intervals of the seed bootstrap (filled by :func:`seed_bootstrap`).
+        boot: Bootstrap replicates per parameter.
+    """
+
+    law: QATLaw
+    free: tuple[str, ...]
+    sigma: float
+    n: int
+    ci: dict[str, tuple[float, float]] = field(default_factory=dict)
+    boot: dict[str, list[float]] = field(default_factory=dict)
+
+    def excludes_zero(self, name: str) -> bool | None:
+        """Whether the bootstrap interval of ``name`` lies strictly above or below 0."""
+        if name not in self.ci:
+            return None
+        lo, hi = self.ci[name]
+        return lo > 0 or hi < 0
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary (``law`` as keyword arguments of ``QATLaw``)."""
+        return {
+            "law": {k: getattr(self.law, k) for k in ("k", "gN", "gD", "gG")},
+            "free": list(self.free),
+            "sigma": self.sigma,
+            "n": self.n,
+            "noise_model": "additive Gaussian on delta (nonlinear least squares)",
+            "bootstrap_ci": {k: list(v) for k, v in self.ci.items()},
+        }
+
+
+def _prepare(N, D, G, delta):
+    arrs = [np.asarray(a, dtype=float) for a in (N, D, G, delta)]
+    if len({a.shape for a in arrs}) != 1 or arrs[0].ndim != 1:
+        raise ValueError("N, D, G and delta must be 1-D sequences of equal length")
+    N, D, G, delta = arrs
+    if not np.all(np.isfinite(delta)):
+        raise ValueError("delta holds NaN or inf")
+    if np.any(N <= 0) or np.any(D <= 0) or np.any(G < 2):
+        raise ValueError("need N > 0, D > 0 and G >= 2")
+    return N, D, G, delta
+
+
+def fit_delta_law(N, D, G, delta) -> DeltaFit:
+    """Maximum-likelihood fit of ``delta = k D^gD (log2 G)^gG / N^gN + Normal(0, sigma^2)``.
+
+    Every point is used, delta <= 0 included. An exponent whose variable takes one value only
+    is fixed at 0. Fewer than two distinct N raise :class:`NotIdentifiableError`.
+
+    Examples:
+        >>> law = QATLaw(k=0.5, gN=0.6, gD=0.2, gG=1.0)
+        >>> N, D, G = np.meshgrid([1e4, 4e4, 1.6e5], [1e5, 4e5], [8, 32], indexing="ij")
+        >>> N, D, G = N.ravel(), D.ravel(), G.ravel()
+        >>> fit = fit_delta_law(N, D, G, law.predict(N, D, G))
+        >>> [round(getattr(fit.law, k), 4) for k in ("gN", "gD", "gG")]
+        [0.6, 0.2, 1.0]
+    """
+    N, D, G, delta = _prepare(N, D, G, delta)
+    if len(np.unique(N)) < 2:
+        raise NotIdentifiableError("the law needs at least two distinct model sizes N")
+    free = tuple(
+        name
+        for name, x in (("gN", N), ("gD", D), ("gG", G))
+        if name == "gN" or len(np.unique(x)) >= 2
+    )
+    # centre the regressors: k then is the delta at the geometric-mean cell (well scaled)
+    cols = {
+        "gN": -(np.log(N) - np.log(N).mean()),
+        "gD": np.log(D) - np.log(D).mean(),
+        "gG": np.log(np.log2(G)) - np.log(np.log2(G)).mean(),
+    }
+    X = np.stack([cols[name] for name in free], axis=1)
+    scale = max(float(np.abs(delta).max()), 1e-12)
+    y = delta / scale
+
+    def resid(p):
+        return np.exp(p[0] + X @ p[1:]) - y
+
+    start_k = math.log(max(float(np.mean(y)), 1e-3))
+    best = None
+    for g0 in (0.5, 0.0, 1.5):
+        p0 = np.r_[start_k, np.full(len(free), g0)]
+        lb = np.r_[-np.inf, np.full(len(free), -_BOUND)]
+        ub = np.r_[np.inf, np.full(len(free), _BOUND)]
+        res = least_squares(resid, p0, bounds=(lb, ub), method="trf")
+        if best is None or res.cost < best.cost:
+            best = res
+    p = best.x
+    ex = dict(zip(free, p[1:], strict=True))
+    # back from centred to raw regressors: log k = c - sum g * mean(regressor)
+    logk = p[0] + math.log(scale)
+    logk += ex.get("gN", 0.0) * np.log(N).mean()
+    logk -= ex.get("gD", 0.0) * np.log(D).mean()
+    logk -= ex.get("gG", 0.0) * np.log(np.log2(G)).mean()
+    law = QATLaw(
+        k=float(math.exp(logk)),
+        gN=float(ex.get("gN", 0.0)),
+        gD=float(ex.get("gD", 0.0)),
+        gG=float(ex.get("gG", 0.0)),
+    )
+    sigma = float(np.sqrt(np.mean((law.predict(N, D, G) - delta) ** 2)))
+    return DeltaFit(law, free, sigma, len(delta))
+
+
+def seed_bootstrap(points: Sequence[Mapping], reps: int = 1000, seed: int = 0) -> DeltaFit:
+    """:func:`fit_delta_law` on ``points`` plus percentile intervals from a seed bootstrap.
+
+    ``points``: dicts with ``size`` (or ``N``), ``seed``, ``N``, ``D``, ``G``, ``delta``. Each
+    replicate redraws, per size, that size's seeds with replacement (all the cells of a drawn
+    seed come along, keeping their pairing) and refits. A size with a single seed leaves
+    nothing to resample: then no interval is given (``ci`` stays empty).
+
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> law = QATLaw(k=0.5, gN=0.6, gD=0.2, gG=1.0)
+        >>> pts = [dict(size=n, seed=s, N=n, D=d, G=g,
+        ...             delta=float(law.predict(n, d, g)) * (1 + 0.05 * rng.standard_normal()))
+        ...        for n in (1e4, 4e4) for s in range(3) for d in (1e5, 4e5) for g in (8, 32)]
+        >>> fit = seed_bootstrap(pts, reps=200)
+        >>> fit.ci["gN"][0] < 0.6 < fit.ci["gN"][1] and fit.excludes_zero("gN")
+        True
+    """
+    pts = list(points)
+    arr = lambda key, sel: [p[key] for p in sel]  # noqa: E731
+    fit = fit_delta_law(*(arr(k, pts) for k in ("N", "D", "G", "delta")))
+    if reps <= 0:
+        return fit
+    groups: dict[object, dict[object, list[Mapping]]] = {}
+    for p in pts:
+        groups.setdefault(p.get("size", p["N"]), {}).setdefault(p["seed"], []).append(p)
+    if min(len(by_seed) for by_seed in groups.values()) < 2:
+        return fit  # one seed of some size: nothing to resample, no interval
+    rng = np.random.default_rng(seed)
+    boot: dict[str, list[float]] = {name: [] for name in ("k", *fit.free)}
+    for _ in range(reps):
+        sample: list[Mapping] = []
+        for by_seed in groups.values():
+            keys = list(by_seed)
+            for i in rng.integers(0, len(keys), len(keys)):
+                sample.extend(by_seed[keys[i]])
+        try:
+            f = fit_delta_law(*(arr(k, sample) for k in ("N", "D", "G", "delta")))
+        except (NotIdentifiableError, ValueError):
+            continue
+        boot["k"].append(f.law.k)
+        for name in fit.free:
+            boot[name].append(getattr(f.law, name))
+    fit.boot = boot
+    fit.ci = {
+        name: (float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5)))
+        for name, v in boot.items()
+        if len(v) >= 10
+    }
+    return fit
+
+
+def cell_means(points: Sequence[Mapping]) -> list[dict]:
+    """Seed mean, seed standard deviation and count of delta per (N, D, G) cell."""
+    cells: dict[tuple, list[float]] = {}
+    for p in points:
+        cells.setdefault((p["N"], p["D"], p["G"]), []).append(float(p["delta"]))
+    out = []
+    for (n, d, g), v in sorted(cells.items()):
+        a = np.asarray(v)
+        sd = float(a.std(ddof=1)) if len(a) > 1 else float("nan")
+        out.append({"N": n, "D": d, "G": g, "mean": float(a.mean()), "sd": sd, "seeds": len(a)})
+    return out
+
+
+def noise_floor(points: Sequence[Mapping]) -> dict[str, float]:
+    """The paired-seed spread of delta: median over cells of the seed sd, and of its SE.
+
+    ``sd``: the spread of one seed's delta; ``se``: that of a cell's seed mean (sd / sqrt(n)).
+    """
+    cells = [c for c in cell_means(points) if c["seeds"] > 1]
+    if not cells:
+        return {"sd": float("nan"), "se": float("nan"), "cells": 0}
+    sd = np.array([c["sd"] for c in cells])
+    se = sd / np.sqrt([c["seeds"] for c in cells])
+    return {"sd": float(np.median(sd)), "se": float(np.median(se)), "cells": len(cells)}
+
+
+@dataclass(frozen=True)
+class NOnlyDeltaLaw:
+    """``delta = c_G / N^gN``: one constant per G, no D term (the earlier QAT laws' form)."""
+
+    c: dict[float, float]
+    gN: float
+
+    def predict(self, N, G) -> np.ndarray:
+        N, G = np.broadcast_arrays(np.asarray(N, float), np.asarray(G, float))
+        return np.array(
+            [self.c[float(g)] / n**self.gN for n, g in zip(N.ravel(), G.ravel(), strict=True)]
+        )
+
+
+def fit_n_only_delta(N, G, delta) -> NOnlyDeltaLaw:
+    """Least-squares fit of :class:`NOnlyDeltaLaw` in delta space (every point used).
+
+    >>> law = NOnlyDeltaLaw({8.0: 2.0, 32.0: 4.0}, 0.5)
+    >>> N, G = np.array([1e4, 1e4, 4e4, 4e4]), np.array([8, 32, 8, 32])
+    >>> round(fit_n_only_delta(N, G, law.predict(N, G)).gN, 4)
+    0.5
+    """
+    N, G, delta = (np.asarray(a, float) for a in (N, G, delta))
+    if len(np.unique(N)) < 2:
+        raise NotIdentifiableError("the N-only law needs at least two distinct N")
+    gs = sorted({float(g) for g in G})
+    idx = np.array([gs.index(float(g)) for g in G])
+    lnN = np.log(N) - np.log(N).mean()
+    scale = max(float(np.abs(delta).max()), 1e-12)
+    y = delta / scale
+
+    def resid(p):
+        return np.exp(p[idx] - p[-1] * lnN) - y
+
+    p0 = np.r_[np.full(len(gs), math.log(max(float(np.mean(y)), 1e-3))), 0.5]
+    lb = np.r_[np.full(len(gs), -np.inf), -_BOUND]
+    ub = np.r_[np.full(len(gs), np.inf), _BOUND]
+    p = least_squares(resid, p0, bounds=(lb, ub)).x
+    gN = float(p[-1])
+    c = {g: float(scale * math.exp(p[i] + gN * np.log(N).mean())) for i, g in enumerate(gs)}
+    return NOnlyDeltaLaw(c, gN)
+
+
+def holdout_delta(points: Sequence[Mapping]) -> dict[str, dict[str, float]]:
+    """Leave each (N, D) cell out, refit both laws on the rest, predict its seed-mean deltas.
+
+    Returns per law (``unified``, ``N-only``) the RMSE of the predicted against the measured
+    seed-mean delta (nats) over all held-out (N, D, G) cells, and the number of cells.
+    """
+    pts = list(points)
+    nd = sorted({(p["N"], p["D"]) for p in pts})
+    errs: dict[str, list[float]] = {"unified": [], "N-only": []}
+    for n, d in nd:
+        train = [p for p in pts if (p["N"], p["D"]) != (n, d)]
+        test = [c for c in cell_means(pts) if (c["N"], c["D"]) == (n, d)]
+        col = {key: np.array([p[key] for p in train], float) for key in ("N", "D", "G", "delta")}
+        try:
+            uni = fit_delta_law(col["N"], col["D"], col["G"], col["delta"])
+            non = fit_n_only_delta(col["N"], col["G"], col["delta"])
+        except NotIdentifiableError:
+            continue
+        for c in test:
+            if float(c["G"]) not in non.c:
+                continue
+            errs["unified"].append(float(uni.law.predict(c["N"], c["D"], c["G"])) - c["mean"])
+            errs["N-only"].append(float(non.predict(c["N"], c["G"])[0]) - c["mean"])
+    if not errs["unified"]:
+        raise NotIdentifiableError("no (N, D) cell can be held out with both laws identifiable")
+    return {
+        name: {"rmse": float(np.sqrt(np.mean(np.square(e)))), "cells": len(e)}
+        for name, e in errs.items()
+    }

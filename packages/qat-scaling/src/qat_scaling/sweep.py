@@ -1,0 +1,477 @@
+"""The report of a paired multi-seed sweep: delta per cell, noise floor, laws, torchao check.
+
+Paper: "Scaling Law for Quantization-Aware Training", Chen et al., arXiv 2505.14302: the
+unified law ``delta = k D^gD (log2 G)^gG / N^gN`` of the W4A4 QAT error (gN, gD, gG > 0), its
+weight (W4A16) and activation (W16A4) parts, and its advantage over an N-only law on
+held-out cells.
+
+``qat-scaling sweep --config grid.yaml --out DIR`` trains the grid (:mod:`qat_scaling.grid`)
+and calls :func:`write_sweep_report`, which reads it in six sections:
+
+1. ``delta``: seed mean and spread of delta per (N, D, scheme, G) -> :func:`delta_cells_table`.
+2. ``noise``: the paired-seed noise floor of delta -> :func:`noise_table`.
+3. ``law``: the law per scheme, fitted to every point in delta space, seed-bootstrap
+   intervals (:mod:`qat_scaling.delta_fit`) -> :func:`law_table`; figure ``delta_fit.png``
+   (:func:`sweep_figure`).
+4. ``decomposition``: the exponents of the weight and activation parts -> in :func:`law_table`
+   (rows W4A16 and W16A4) and :func:`decomposition_cells_table`.
+5. ``holdout``: leave-one-(N, D)-cell-out RMSE of the unified and the N-only law.
+6. ``torchao``: torchao-QAT cells against ours, cell by cell -> :func:`torchao_agreement_table`.
+
+Besides ``results.md`` / ``results.json`` (the shared layout) it writes ``result.json`` (the
+fits, noise floor, held-out errors and agreement as plain JSON) and ``fit-<scheme>.json`` per
+scheme (read by ``qat-scaling predict-law --fit``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+from icml26_shared.results import Report, Table, atomic_write_text
+
+from .delta_fit import DeltaFit, cell_means, holdout_delta, noise_floor, seed_bootstrap
+from .grid import GridSpec
+from .scaling_law import NotIdentifiableError, qat_error
+
+__all__ = [
+    "decomposition_cells_table",
+    "delta_cells_table",
+    "law_table",
+    "noise_table",
+    "sweep_figure",
+    "torchao_agreement_table",
+    "write_sweep_report",
+]
+
+#: Schemes whose law is fitted, in report order (when present in the sweep).
+LAW_SCHEMES = ("W4A4", "W4A16", "W16A4", "W4A4-torchao", "W4A16-torchao", "W16A4-torchao")
+
+
+def _fmt_ms(mean: float, sd: float) -> str:
+    return f"{mean:.5f} ± {sd:.5f}" if np.isfinite(sd) else f"{mean:.5f}"
+
+
+def _by_scheme(errors: Sequence[Mapping]) -> dict[str, list[Mapping]]:
+    out: dict[str, list[Mapping]] = {}
+    for e in errors:
+        out.setdefault(e["scheme"], []).append(e)
+    return out
+
+
+def delta_cells_table(records: Sequence[Mapping], errors: Sequence[Mapping]) -> Table:
+    """Seed mean ± sd of L_FP and of delta of every scheme, per (N, D) and G."""
+    fp: dict[tuple, list[float]] = {}
+    for r in records:
+        if r["scheme"] == "FP":
+            fp.setdefault((r["N"], r["D"]), []).append(float(r["val_loss"]))
+    cols = sorted({(e["scheme"], e["G"]) for e in errors}, key=lambda sg: (sg[0], sg[1]))
+    names = [f"{s} G={g}" for s, g in cols]
+    table = Table(
+        "delta = L_QAT - L_FP per (N, D): seed mean ± seed sd",
+        ["N", "D", "tokens/param", "L_FP", *names, "seeds"],
+        notes=(
+            "Validation cross-entropy in nats per token; every QAT run is paired with the FP "
+            "run of the same size and seed (same initial weights, same batches)."
+        ),
+    )
+    by = {}
+    for e in errors:
+        by.setdefault((e["N"], e["D"], e["scheme"], e["G"]), []).append(float(e["delta"]))
+    for n, d in sorted(fp):
+        row = {"N": n, "D": d, "tokens/param": round(d / n, 2)}
+        f = np.asarray(fp[(n, d)])
+        row["L_FP"] = _fmt_ms(f.mean(), f.std(ddof=1) if len(f) > 1 else float("nan"))
+        for (s, g), name in zip(cols, names, strict=True):
+            v = np.asarray(by.get((n, d, s, g), []))
+            row[name] = (
+                ""
+                if not len(v)
+                else _fmt_ms(v.mean(), v.std(ddof=1) if len(v) > 1 else float("nan"))
+            )
+        row["seeds"] = len(f)
+        table.add_row(**row)
+    return table
+
+
+def noise_table(errors: Sequence[Mapping]) -> tuple[Table, dict]:
+    """The paired-seed spread of delta per scheme (median over cells) and its standard error."""
+    table = Table(
+        "Noise floor: paired-seed spread of delta",
+        [
+            "scheme",
+            "median seed sd of delta",
+            "median SE of a cell mean",
+            "median |cell mean|",
+            "cells",
+        ],
+        notes=(
+            "sd over the seeds of one (N, D, G) cell, median over cells; SE = sd / sqrt(seeds). "
+            "A trend in delta is resolved only where it exceeds this spread."
+        ),
+    )
+    floors = {}
+    for scheme, pts in _by_scheme(errors).items():
+        nf = noise_floor(pts)
+        means = [abs(c["mean"]) for c in cell_means(pts)]
+        floors[scheme] = {**nf, "median_abs_mean": float(np.median(means))}
+        table.add_row(
+            scheme=scheme,
+            **{
+                "median seed sd of delta": nf["sd"],
+                "median SE of a cell mean": nf["se"],
+                "median |cell mean|": float(np.median(means)),
+                "cells": nf["cells"],
+            },
+        )
+    return table, floors
+
+
+def _ci_text(fit: DeltaFit, name: str) -> str:
+    if name not in fit.free:
+        return "fixed 0 (one value)"
+    if name not in fit.ci:
+        return "n/a"
+    lo, hi = fit.ci[name]
+    return f"[{lo:.3g}, {hi:.3g}]"
+
+
+def law_table(fits: Mapping[str, DeltaFit], bootstrap: int) -> Table:
+    """The law per scheme: exponents with seed-bootstrap intervals; whether each excludes 0."""
+    table = Table(
+        "Unified law delta = k D^gD (log2 G)^gG / N^gN, fitted to every point in delta space",
+        [
+            "scheme",
+            "k",
+            "gN",
+            "gN 95% CI",
+            "gD",
+            "gD 95% CI",
+            "gG",
+            "gG 95% CI",
+            "sigma",
+            "points",
+            "resolved (CI excludes 0)",
+        ],
+        notes=(
+            "Additive Gaussian noise on delta (nonlinear least squares): every point counts, "
+            "delta <= 0 included. Intervals: percentile, "
+            f"{bootstrap} resamples of the seeds of each size (all cells of a drawn seed "
+            "together). An exponent whose variable takes one value in the grid is fixed at 0. "
+            "W4A16 is the weight part, W16A4 the activation part of the W4A4 error. Paper: "
+            "gN, gD, gG > 0."
+        ),
+    )
+    for scheme, fit in fits.items():
+        law = fit.law
+        resolved = [n for n in fit.free if fit.excludes_zero(n)]
+        table.add_row(
+            scheme=scheme,
+            k=law.k,
+            gN=law.gN,
+            gD=law.gD if "gD" in fit.free else None,
+            gG=law.gG if "gG" in fit.free else None,
+            sigma=fit.sigma,
+            points=fit.n,
+            **{
+                "gN 95% CI": _ci_text(fit, "gN"),
+                "gD 95% CI": _ci_text(fit, "gD"),
+                "gG 95% CI": _ci_text(fit, "gG"),
+                "resolved (CI excludes 0)": ", ".join(resolved) or "none",
+            },
+        )
+    return table
+
+
+def decomposition_cells_table(errors: Sequence[Mapping], G: int) -> Table | None:
+    """Seed means of delta W4A4, its weight part d_W and activation part d_A per (N, D)."""
+    parts = {"W4A4": "d W4A4", "W4A16": "d_W (W4A16)", "W16A4": "d_A (W16A4)"}
+    means = {}
+    for e in errors:
+        if e["G"] == G and e["scheme"] in parts:
+            means.setdefault((e["N"], e["D"], e["scheme"]), []).append(float(e["delta"]))
+    if not any(k[2] == "W16A4" for k in means):
+        return None
+    table = Table(
+        f"Weight / activation decomposition of the W4A4 error (G = {G}), seed means",
+        ["N", "D", *parts.values(), "d_W + d_A", "d_W / d_A"],
+        notes="The paper: d_W + d_A close to d W4A4, and d_W grows faster with D than d_A.",
+    )
+    for n, d in sorted({(k[0], k[1]) for k in means}):
+        row = {"N": n, "D": d}
+        for s, label in parts.items():
+            v = means.get((n, d, s))
+            row[label] = float(np.mean(v)) if v else None
+        w, a = row["d_W (W4A16)"], row["d_A (W16A4)"]
+        row["d_W + d_A"] = None if w is None or a is None else w + a
+        row["d_W / d_A"] = w / a if w is not None and a and a > 0 and w > 0 else None
+        table.add_row(**row)
+    return table
+
+
+def torchao_agreement_table(
+    errors: Sequence[Mapping], scale_rule: str = "torchao"
+) -> tuple[Table | None, list[dict]]:
+    """torchao-QAT cells against ours (same scheme, G, weights and batches), per (N, D).
+
+    A cell agrees when the difference of the seed means is within the larger of the two
+    seed sds ("within seed spread").
+    """
+    ours: dict[tuple, dict[int, float]] = {}
+    theirs: dict[tuple, dict[int, float]] = {}
+    for e in errors:
+        s = e["scheme"]
+        if s.endswith("-torchao"):
+            theirs.setdefault((s[: -len("-torchao")], e["G"], e["N"], e["D"]), {})[e["seed"]] = e[
+                "delta"
+            ]
+        else:
+            ours.setdefault((s, e["G"], e["N"], e["D"]), {})[e["seed"]] = e["delta"]
+    keys = sorted(k for k in theirs if k in ours)
+    if not keys:
+        return None, []
+    table = Table(
+        "torchao QAT (prepare / convert) against our trainer: delta per cell",
+        [
+            "scheme",
+            "G",
+            "N",
+            "D",
+            "ours (mean ± sd)",
+            "torchao (mean ± sd)",
+            "difference",
+            "seed spread",
+            "paired diff sd",
+            "agree",
+        ],
+        notes=(
+            "Same initial weights, batches and schedule; only the QAT layers differ (ours: "
+            "QuantLinear with an identity straight-through estimator; torchao: "
+            "FakeQuantizedLinear after quantize_(model, QATConfig(step='prepare'))). "
+            + (
+                "Both quantise with torchao's scale convention (the forward passes agree bit "
+                "for bit). "
+                if scale_rule == "torchao"
+                else f"Ours quantise with scale rule {scale_rule!r}, torchao with its own. "
+            )
+            + "agree: |difference| <= seed spread (the larger seed sd of the two)."
+        ),
+    )
+    rows = []
+    for k in keys:
+        seeds = sorted(set(ours[k]) & set(theirs[k]))
+        a = np.array([ours[k][s] for s in seeds])
+        b = np.array([theirs[k][s] for s in seeds])
+        ddof = 1 if len(seeds) > 1 else 0
+        spread = float(max(a.std(ddof=ddof), b.std(ddof=ddof)))
+        diff = float(b.mean() - a.mean())
+        row = {
+            "scheme": k[0],
+            "G": k[1],
+            "N": k[2],
+            "D": k[3],
+            "ours (mean ± sd)": _fmt_ms(a.mean(), a.std(ddof=ddof)),
+            "torchao (mean ± sd)": _fmt_ms(b.mean(), b.std(ddof=ddof)),
+            "difference": diff,
+            "seed spread": spread,
+            "paired diff sd": float((b - a).std(ddof=ddof)),
+            "agree": "yes" if abs(diff) <= spread else "no",
+        }
+        table.add_row(**row)
+        rows.append({**row, "seeds": seeds})
+    return table, rows
+
+
+def sweep_figure(errors: Sequence[Mapping], fits: Mapping[str, DeltaFit], floor: float | None):
+    """delta against N (one line per D and G) and against D (per N and G): seeds, means, law.
+
+    Log x axes; the y axis is symmetric-log (linear within the noise floor, where delta can be
+    negative, logarithmic outside), so every point is shown.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pts = [e for e in errors if e["scheme"] == "W4A4"]
+    fit = fits.get("W4A4")
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    cmap = plt.get_cmap("tab10")
+    for ax, x_key, series_keys, xlabel in (
+        (axes[0], "N", ("D", "G"), "N (non-embedding parameters)"),
+        (axes[1], "D", ("N", "G"), "D (training tokens)"),
+    ):
+        series = sorted({tuple(e[k] for k in series_keys) for e in pts})
+        for i, key in enumerate(series):
+            color = cmap(i % 10)
+            sel = [e for e in pts if tuple(e[k] for k in series_keys) == key]
+            xs = np.array([e[x_key] for e in sel], float)
+            ax.plot(xs, [e["delta"] for e in sel], ".", color=color, alpha=0.35, ms=5)
+            cells = sorted({e[x_key] for e in sel})
+            m = [np.mean([e["delta"] for e in sel if e[x_key] == c]) for c in cells]
+            label = ", ".join(
+                f"{k}={v:.3g}" if k != "G" else f"G={int(v)}"
+                for k, v in zip(series_keys, key, strict=True)
+            )
+            ax.plot(cells, m, "o", color=color, ms=6, label=label)
+            if fit is not None:
+                grid = np.geomspace(min(cells), max(cells), 30)
+                fixed = dict(zip(series_keys, key, strict=True))
+                fixed[x_key] = grid
+                ax.plot(
+                    grid,
+                    fit.law.predict(fixed["N"], fixed["D"], fixed["G"]),
+                    "-",
+                    color=color,
+                    lw=1.2,
+                )
+        ax.set_xscale("log")
+        ax.set_yscale("symlog", linthresh=floor if floor and floor > 0 else 1e-4)
+        ax.axhline(0, color="k", lw=0.5)
+        if floor:
+            ax.axhspan(-floor, floor, color="0.85", zorder=0, label="noise floor (seed sd)")
+        ax.set(xlabel=xlabel, ylabel="delta W4A4 (nats)")
+        ax.legend(fontsize=7, loc="best")
+    fig.suptitle(
+        "W4A4 QAT error: small dots = seeds, circles = seed means, lines = law fitted in delta space",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    return fig
+
+
+def _description(spec: GridSpec, records: Sequence[Mapping]) -> str:
+    sizes = sorted({(r["N"], r["size"]) for r in records})
+    return (
+        f"Grid: sizes {', '.join(f'{s} (N={n})' for n, s in sizes)}; budgets "
+        f"{', '.join(str(spec.tokens(b)) for b in spec.budgets)} tokens (WSD decay branches, "
+        f"decay fraction {spec.decay_fraction}); batch {spec.batch_size} x {spec.seq_len} tokens, "
+        f"AdamW lr {spec.lr}; paired seeds {list(spec.paired_seeds)}; corpus {spec.corpus} "
+        f"{spec.corpus_kwargs or ''}; quantiser scale rule {spec.scale_rule}; validation on "
+        f"{spec.val_batches * spec.batch_size} fixed windows. Training time on file: "
+        f"{sum(r['seconds'] for r in records if r['steps'] == spec.budgets[-1]) / 60:.1f} min of "
+        "wall time summed over runs."
+    )
+
+
+def write_sweep_report(
+    spec: GridSpec,
+    records: Sequence[Mapping],
+    out: str | Path,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> list[Path]:
+    """Fit and tabulate a sweep's records into ``out``; return the files written."""
+    t0 = time.perf_counter()
+    out = Path(out)
+    errors = qat_error(records)
+    report = Report("qat-scaling", out)
+    report.note(_description(spec, records))
+    report.add_section(
+        "delta",
+        "QAT error delta = L_QAT - L_FP measured on paired runs per (N, D, G), over seeds",
+        [delta_cells_table(records, errors)],
+    )
+    ntable, floors = noise_table(errors)
+    report.add_section("noise", "the paired-seed noise floor of delta", [ntable])
+    fits: dict[str, DeltaFit] = {}
+    skipped = []
+    by = _by_scheme(errors)
+    for scheme in [s for s in LAW_SCHEMES if s in by] + sorted(set(by) - set(LAW_SCHEMES)):
+        try:
+            fits[scheme] = seed_bootstrap(by[scheme], reps=bootstrap, seed=seed)
+        except (NotIdentifiableError, ValueError) as err:
+            skipped.append(f"{scheme}: {err}")
+    notes = [f"Not fitted: {'; '.join(skipped)}"] if skipped else []
+    w4 = fits.get("W4A4")
+    if w4 is not None:
+        verdict = []
+        for name in w4.free:
+            ok = w4.excludes_zero(name)
+            verdict.append(
+                f"{name} = {getattr(w4.law, name):.3g} {_ci_text(w4, name)}: "
+                + ("resolved" if ok else "NOT resolved (interval includes 0)")
+            )
+        notes.append("W4A4: " + "; ".join(verdict) + ".")
+    report.add_section(
+        "law",
+        "delta = k D^gD (log2 G)^gG / N^gN with gN, gD, gG > 0",
+        [law_table(fits, bootstrap)],
+        notes,
+    )
+    if fits:
+        floor = floors.get("W4A4", {}).get("sd")
+        report.save_figure(sweep_figure(errors, fits, floor), "delta_fit.png", section="law")
+    G_dec = max((g for s, g in spec.runs if s == "W16A4"), default=None)
+    dec = decomposition_cells_table(errors, G_dec) if G_dec else None
+    if dec is not None:
+        parts = [s for s in ("W4A16", "W16A4") if s in fits]
+        lines = [
+            f"{s}: gN = {fits[s].law.gN:.3g} {_ci_text(fits[s], 'gN')}, gD = "
+            + (f"{fits[s].law.gD:.3g} {_ci_text(fits[s], 'gD')}" if "gD" in fits[s].free else "n/a")
+            for s in parts
+        ]
+        report.add_section(
+            "decomposition",
+            "W4A4 error = weight part + activation part; the weight part grows faster with D",
+            [law_table({s: fits[s] for s in parts}, bootstrap), dec],
+            ["Exponents of the two parts (seed-bootstrap 95% intervals): " + " | ".join(lines)],
+        )
+    holdout = None
+    if "W4A4" in by:
+        try:
+            holdout = holdout_delta(by["W4A4"])
+        except NotIdentifiableError as err:
+            report.add_section(
+                "holdout", "the unified law beats the N-only law on held-out cells", [], [str(err)]
+            )
+        else:
+            t = Table(
+                "Held-out error: unified law vs the N-only law (leave one (N, D) cell out, W4A4)",
+                ["law", "RMSE of delta (nats)", "held-out cells"],
+                notes=(
+                    "Each (N, D) cell (all its G) is removed, both laws are refitted to every "
+                    "point of the rest (delta space) and predict its seed-mean deltas. N-only "
+                    "law: delta = c_G / N^gN (one constant per G, no D term). Compare with "
+                    "the noise floor's SE of a cell mean."
+                ),
+            )
+            for name, m in holdout.items():
+                t.add_row(
+                    law=name, **{"RMSE of delta (nats)": m["rmse"], "held-out cells": m["cells"]}
+                )
+            report.add_section(
+                "holdout", "the unified law beats the N-only law on held-out cells", [t]
+            )
+    agree_table, agree_rows = torchao_agreement_table(errors, spec.scale_rule)
+    if agree_table is not None:
+        n_ok = sum(r["agree"] == "yes" for r in agree_rows)
+        report.add_section(
+            "torchao",
+            "torchao-QAT cells agree with ours within seed spread",
+            [agree_table],
+            [f"{n_ok} of {len(agree_rows)} cells agree within seed spread."],
+        )
+    report.metadata = {"seed": seed, "wall_time_s": time.perf_counter() - t0}
+    written = report.write()
+    result = {
+        "grid": asdict(spec),
+        "grid_fingerprint": spec.fingerprint(),
+        "fits": {s: f.to_dict() for s, f in fits.items()},
+        "noise_floor": floors,
+        "holdout": holdout,
+        "torchao_agreement": agree_rows,
+        "records": len(records),
+    }
+    written.append(atomic_write_text(out / "result.json", json.dumps(result, indent=2) + "\n"))
+    for s, f in fits.items():
+        path = out / f"fit-{s}.json"
+        written.append(
+            atomic_write_text(path, json.dumps({"scheme": s, **f.to_dict()}, indent=2) + "\n")
+        )
+    written += [out / name for name in ("delta_fit.png",) if (out / name).exists()]
+    return written
