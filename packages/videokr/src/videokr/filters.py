@@ -559,7 +559,7 @@ class MinHashDedup:
         for r in records:
             mh = self._minhash(r["question"])
             vkey = video_hash(self.store.load(r["video_path"])) if self.store else r["video_path"]
-            for other in lsh.query(mh):
+            for other in sorted(lsh.query(mh)):  # LSH answers a set: fixed order
                 ovkey, omh = keys[other]
                 jac = mh.jaccard(omh)
                 if ovkey == vkey and jac >= self.threshold:

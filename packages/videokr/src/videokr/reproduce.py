@@ -14,8 +14,10 @@ One section per claim, on the micro-world built and filtered once per run
 
 Every section runs ``seeds`` seeds (3 in every preset): a new micro-world, filtering and
 training per seed; tables show ``mean ± sd`` (counts: sums over seeds). Torch runs on
-``threads`` threads with deterministic algorithms, so a preset gives the same tables on every
-run on the same machine and library versions (timings are kept apart, in the ``timing`` field
+``threads`` threads with deterministic algorithms, and NumPy's BLAS / OpenMP pools (the
+scikit-learn probes) on as many (``threadpoolctl``; idle BLAS threads spinning on a loaded
+machine had doubled the CPU time), so a preset gives the same tables on every run on the same
+machine and library versions (timings are kept apart, in the ``timing`` field
 of ``results.json`` and the ``_wall ... s_`` line of ``results.md``).
 """
 
@@ -30,9 +32,11 @@ from .synthkr import filters_over_seeds, methods_over_seeds, video_dependency_ov
 
 def _threads(n: int) -> None:
     import torch
+    from threadpoolctl import threadpool_limits
 
     torch.set_num_threads(n)
     torch.use_deterministic_algorithms(True, warn_only=True)
+    threadpool_limits(n)  # NumPy's BLAS and OpenMP (scikit-learn's probes) on n threads too
 
 
 @dataclass

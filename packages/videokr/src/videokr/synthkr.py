@@ -284,10 +284,14 @@ def methods_over_seeds(
     n_videos: int, sft_steps: int, grpo_steps: int, group: int, grpo_batch: int, seeds: list[int]
 ):
     """:func:`methods_table` per seed -> ``([mean ± sd table, per-seed overall table], figure)``."""
+    import sys
+
     import lightning.pytorch as pl
 
     tables = []
-    for sd in seeds:
+    for k, sd in enumerate(seeds):
+        print(f"methods: seed {sd} ({k + 1}/{len(seeds)}): filtering, SFT x2, GRPO",
+              file=sys.stderr, flush=True)  # fmt: skip
         pl.seed_everything(sd, verbose=False)
         fw = filtered_world(n_videos, sd)
         tables.append(methods_table(fw, sft_steps, grpo_steps, group, grpo_batch, sd))
