@@ -143,3 +143,24 @@ def test_layout_unchanged_by_weighting():
     data = prob.moments(10_000, seed=0)
     w = fit_weighted(data, prob.mask)
     assert w.layout.dim == ParameterLayout(prob.mask, [d.environment for d in data]).dim
+
+
+def test_likelihood_fit_converges_and_does_not_depend_on_the_start():
+    """The damped Fisher scoring stops at a stationary point (Newton decrement ~ 0), and the
+    fit started at the planted truth ends at the same maximum as the one from the moments."""
+    from ou_ident.stationary_likelihood import fit_stationary_ml
+    from ou_ident.steady_state_fit import OUFit
+
+    prob = make_problem(5, "degradation", per_component=5, seed=3)
+    data = prob.moments(200_000, seed=3)
+    layout = ParameterLayout(prob.mask, prob.environments)
+    truth, _ = layout.pack(prob.params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        eff = fit_efficient(data, prob.mask)
+        warm = fit_stationary_ml(data, OUFit.from_theta(layout, truth, {}, "truth"))
+    assert eff.diagnostics["newton_decrement"] < 1e-6
+    assert warm.diagnostics["newton_decrement"] < 1e-6
+    assert abs(eff.diagnostics["log_likelihood"] - warm.diagnostics["log_likelihood"]) < 1e-6
+    se = eff.standard_errors()
+    assert np.all(np.abs(eff.theta - warm.theta) <= 0.01 * se)  # same point, far inside 1 s.e.
