@@ -119,7 +119,9 @@ def calibrate_strength(
 
     Minimises ``(mu_k(s) - observed_mean)^2 + (Sigma_kk(s) - observed_var)^2`` over the
     family's domain (grid, then bounded Brent). Only the target's own moments are used,
-    so the prediction of every other variable is out of sample.
+    so the prediction of every other variable is out of sample. The ``inhibition`` family
+    is not calibrated (its remaining activity hardly moves the target's own moments): it
+    returns the full block ``rho = 0``.
 
     Examples
     --------
@@ -133,8 +135,11 @@ def calibrate_strength(
 
     if not 0 <= target < params.p:
         raise ValueError(f"target {target} out of range for p={params.p} variables")
-    lo, hi = _strength_bounds(family, params, target)
     make_intervention(family, target)  # validates the family name
+    if family == "inhibition":
+        # the target's own moments barely depend on its outgoing edges: a full block
+        return make_intervention(family, target, 0.0)
+    lo, hi = _strength_bounds(family, params, target)
 
     def loss(s: float) -> float:
         try:
