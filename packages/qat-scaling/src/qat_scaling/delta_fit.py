@@ -100,11 +100,13 @@ def _prepare(N, D, G, delta):
     return N, D, G, delta
 
 
-def fit_delta_law(N, D, G, delta) -> DeltaFit:
+def fit_delta_law(N, D, G, delta, start: QATLaw | None = None) -> DeltaFit:
     """Maximum-likelihood fit of ``delta = k D^gD (log2 G)^gG / N^gN + Normal(0, sigma^2)``.
 
     Every point is used, delta <= 0 included. An exponent whose variable takes one value only
-    is fixed at 0. Fewer than two distinct N raise :class:`NotIdentifiableError`.
+    is fixed at 0. Fewer than two distinct N raise :class:`NotIdentifiableError`. The
+    optimiser starts from three exponent guesses and keeps the best, or from ``start`` only
+    (the bootstrap starts each replicate at the full-data fit).
 
     Examples:
         >>> law = QATLaw(k=0.5, gN=0.6, gD=0.2, gG=1.0)
@@ -136,9 +138,21 @@ def fit_delta_law(N, D, G, delta) -> DeltaFit:
         return np.exp(p[0] + X @ p[1:]) - y
 
     start_k = math.log(max(float(np.mean(y)), 1e-3))
+    if start is not None:
+        ex0 = np.array([float(np.clip(getattr(start, n), -_BOUND, _BOUND)) for n in free])
+        c0 = math.log(start.k / scale) + ex0 @ np.array(
+            [
+                {"gN": -np.log(N).mean(), "gD": np.log(D).mean(), "gG": np.log(np.log2(G)).mean()}[
+                    n
+                ]
+                for n in free
+            ]
+        )
+        starts = [np.r_[c0, ex0]]
+    else:
+        starts = [np.r_[start_k, np.full(len(free), g0)] for g0 in (0.5, 0.0, 1.5)]
     best = None
-    for g0 in (0.5, 0.0, 1.5):
-        p0 = np.r_[start_k, np.full(len(free), g0)]
+    for p0 in starts:
         lb = np.r_[-np.inf, np.full(len(free), -_BOUND)]
         ub = np.r_[np.inf, np.full(len(free), _BOUND)]
         res = least_squares(resid, p0, bounds=(lb, ub), method="trf")
@@ -198,7 +212,7 @@ def seed_bootstrap(points: Sequence[Mapping], reps: int = 1000, seed: int = 0) -
             for i in rng.integers(0, len(keys), len(keys)):
                 sample.extend(by_seed[keys[i]])
         try:
-            f = fit_delta_law(*(arr(k, sample) for k in ("N", "D", "G", "delta")))
+            f = fit_delta_law(*(arr(k, sample) for k in ("N", "D", "G", "delta")), start=fit.law)
         except (NotIdentifiableError, ValueError):
             continue
         boot["k"].append(f.law.k)

@@ -258,7 +258,10 @@ def torchao_agreement_table(
                 if scale_rule == "torchao"
                 else f"Ours quantise with scale rule {scale_rule!r}, torchao with its own. "
             )
-            + "agree: |difference| <= seed spread (the larger seed sd of the two)."
+            + "Means and sds over the seeds both trainers ran. The backward passes differ: "
+            "torchao's straight-through gradient is zero where its clamp is active (under its "
+            "convention this includes each group's largest positive entry), ours passes every "
+            "gradient. agree: |difference| <= seed spread (the larger seed sd of the two)."
         ),
     )
     rows = []
