@@ -399,3 +399,21 @@ def test_fresh_challenger_simplifies_a_regrown_tree_on_stagger():
     assert t.n_nodes <= 3
     with pytest.raises(ValueError, match="drift_alternate"):
         Tree(drift_alternate="copy")
+
+
+def test_binary_brier_fast_path_matches_the_general_kernel(monkeypatch):
+    """The scalar path of learn_kernel (two classes, Brier, aGRAPA) gives the same splits,
+    e-processes and predictor hits, bit for bit, as the general array path."""
+    from anytime_hoeffding import tree as tree_module
+    from anytime_hoeffding.flat_tree import TestSpec
+
+    s = streams.planted_tree(6_000, seed=4)
+    runs = {}
+    for fast in (True, False):
+        monkeypatch.setattr(tree_module, "TestSpec", lambda *a, fast=fast: TestSpec(*a, fast))
+        runs[fast] = Tree(seed=0).learn_many(s.X, s.y)
+    a, b = runs[True], runs[False]
+    assert len(a.split_log) >= 2 and a.split_log == b.split_log
+    np.testing.assert_array_equal(a._tree.estate, b._tree.estate)
+    np.testing.assert_array_equal(a._tree.cand_hits, b._tree.cand_hits)
+    np.testing.assert_array_equal(a.predict_proba_many(s.X[:200]), b.predict_proba_many(s.X[:200]))

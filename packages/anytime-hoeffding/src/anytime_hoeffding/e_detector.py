@@ -18,6 +18,11 @@ statistics replaced by e-processes:
    ``H0: E[g_t | past] <= 0`` crosses ``1 / alpha_m`` (``alpha_m = alpha_swap / (m (m+1))``
    for the ``m``-th alternate, so the levels of all alternates sum to ``alpha_swap``)
    -> :func:`swap_scan`, :func:`swap_level`.
+3. What the alternate is (in :class:`anytime_hoeffding.tree.AnytimeHoeffdingTreeClassifier`):
+   by default the deployed tree regrown (its splits, fresh leaves), so splits shared by the
+   old and the new concept survive; a one-leaf challenger then replaces a regrown tree at
+   the end of its patience if it is smaller and made no more errors over the patience's
+   second half. Neither adds a split, so the false-split guarantee is untouched.
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ Anytime-Valid Inference", ICML 2026 (arXiv:2605.31239). Map of the predictive e-
    parent's child counts as a *prediction* prior only -> :meth:`FlatTree.split`.
 5. Leaf predictors: majority class, Gaussian naive Bayes, adaptive (the better of the two,
    tracked prequentially) -> :func:`predict_kernel`.
+6. Drift (this package's construction, see :mod:`anytime_hoeffding.e_detector`): the
+   alternate tree keeps the deployed tree's splits with fresh leaves ->
+   :meth:`FlatTree.regrown`; two sibling leaves merge back into one -> :meth:`FlatTree.collapse`.
 
 Leaf statistics live in preallocated arrays indexed by a leaf *slot*: class counts
 ``(S, K)``, cumulative bin-class counts ``(S, d, B-1, K)`` (the left-child counts of every
@@ -32,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from .eprocess import AGRAPA, eprocess_step, init_state, n_state
-from .predictive_loss import laplace_loss, prob_loss
+from .predictive_loss import BRIER, laplace_loss, prob_loss
 
 __all__ = ["EV_DONE", "EV_GRID", "EV_SPLIT", "FlatTree", "TestSpec", "TreeArrays", "learn_kernel",
            "predict_kernel", "route"]  # fmt: skip
@@ -115,7 +118,9 @@ class TreeArrays(NamedTuple):
 
 class TestSpec(NamedTuple):
     """Scalars of the split test: classes ``K``, loss code and range ``L``, log-loss clip,
-    betting code, bet cap and leaf-prediction code (``MC``, ``NB`` or ``NBA``)."""
+    betting code, bet cap and leaf-prediction code (``MC``, ``NB`` or ``NBA``); ``fast``
+    lets two classes with the Brier loss and aGRAPA bets take the kernel's scalar path
+    (bit-identical to the general one, which ``fast=False`` forces)."""
 
     n_classes: int
     loss: int
@@ -124,6 +129,7 @@ class TestSpec(NamedTuple):
     betting: int
     cap: float
     leaf_mode: int
+    fast: bool = True
 
 
 @njit(cache=True, inline="always")
@@ -249,6 +255,12 @@ def learn_kernel(X, y, w, start, stop, skip_first, ts, spec, err_out):
             continue
         test = ts.testing[s] and not (skip_first and i == start)
         best = -np.inf
+        binary = spec.fast and K == 2 and spec.loss == BRIER and agrapa
+        cnt0 = ts.counts[s, 0]
+        cnt1 = ts.counts[s, 1] if kc > 1 else 0.0
+        e0 = efac[0]
+        e1 = efac[1] if kc > 1 else 0.0
+        r0 = r1 = 1.0
         if test:
             if use_nb:
                 l0 = prob_loss(proba, K, yi, spec.loss, spec.p_min)
@@ -257,11 +269,53 @@ def learn_kernel(X, y, w, start, stop, skip_first, ts, spec, err_out):
             for k in range(K):
                 own = ts.counts[s, k]
                 ratio[k] = base[k] / own if own > 0.0 else 1.0
+            r0 = ratio[0]
+            r1 = ratio[1] if kc > 1 else 1.0
         for j in range(d):
             xj = x[j]
             for b in range(nc):
                 goes_left = xj <= ts.grid[s, j, b]
-                if test and ts.active[s, j, b]:
+                if test and binary and ts.active[s, j, b]:
+                    # K = 2 with the Brier loss on scalars: the same operations, in the same
+                    # order, as the general branch below (bit-identical), without arrays
+                    if goes_left:
+                        c0 = ts.cum[s, j, b, 0] * r0
+                        c1 = ts.cum[s, j, b, 1] * r1
+                    else:
+                        c0 = (cnt0 - ts.cum[s, j, b, 0]) * r0
+                        c1 = (cnt1 - ts.cum[s, j, b, 1]) * r1
+                    h0, h1 = ts.cand_hits[s, j, b, 0], ts.cand_hits[s, j, b, 1]
+                    nb_child = spec.leaf_mode == NB or (need_nb and h1 >= h0)
+                    p0 = p1 = 0.0
+                    if need_nb:
+                        o0 = (c0 + 1.0) * e0
+                        o1 = (c1 + 1.0) * e1
+                        z = 1.0 / (o0 + o1)
+                        p0 = o0 * z
+                        p1 = o1 * z
+                        ts.cand_hits[s, j, b, 1] = h1 + wi * ((1 if p1 > p0 else 0) == yi)
+                    ts.cand_hits[s, j, b, 0] = h0 + wi * ((1 if c1 > c0 else 0) == yi)
+                    if nb_child:
+                        ls = p0 * p0 + p1 * p1 - 2.0 * (p1 if yi == 1 else p0) + 1.0
+                    else:
+                        denom = c0 + c1 + K
+                        q0 = (c0 + 1.0) / denom
+                        q1 = (c1 + 1.0) / denom
+                        ls = q0 * q0 + q1 * q1 - 2.0 * ((c1 if yi == 1 else c0) + 1.0) / denom + 1.0
+                    g = (l0 - ls) / spec.loss_scale
+                    m1 = ts.estate[s, j, b, 1]
+                    m2 = ts.estate[s, j, b, 2]
+                    lam = min(max(m1 / (1.0 + m2), 0.0), spec.cap)
+                    le = min(lam * wi, spec.cap)
+                    lk = ts.estate[s, j, b, 0]
+                    if le != 0.0:
+                        lk += math.log1p(le * g)
+                        ts.estate[s, j, b, 0] = lk
+                    ts.estate[s, j, b, 1] = m1 + g
+                    ts.estate[s, j, b, 2] = m2 + g * g
+                    if lk > best:
+                        best = lk
+                elif test and ts.active[s, j, b]:
                     if goes_left:
                         for k in range(K):
                             child[k] = ts.cum[s, j, b, k] * ratio[k]
