@@ -134,3 +134,49 @@ def test_ogda_reaches_machine_precision():
     tr = ogda(biased_rps(), eta=0.1, iterations=4_000)
     assert float(tr.final()[0]) < 1e-10
     assert math.isfinite(float(tr.final()[0]))
+
+
+def test_large_game_table_runs_without_any_lp(monkeypatch):
+    """The large-game comparison (Alg. 1, OGDA, EG at their best steps) never solves an LP:
+    both the package's LP and scipy's linprog raise, and every method still reaches eps."""
+    import asymp_gda.linear_program as lp
+    import scipy.optimize
+    from asymp_gda.hitting_time import METHODS, large_game_table
+
+    def no_lp(*a, **k):
+        raise AssertionError("the large-game comparison called an LP")
+
+    monkeypatch.setattr(lp, "solve_lp", no_lp)
+    monkeypatch.setattr(lp, "linprog", no_lp)
+    monkeypatch.setattr(scipy.optimize, "linprog", no_lp)
+    table, proxy, _ = large_game_table(
+        10, 1, 60_000, 4, 1, 20_000, eps=1e-6, eta_scales=(0.25, 0.5)
+    )
+    monkeypatch.undo()
+    assert [r["method"] for r in table.rows] == list(METHODS)
+    for row, prow in zip(table.rows, proxy.rows, strict=True):
+        assert row["step s"] == prow["best step s"]  # the step comes from the proxy study
+        evals = [int(e) for e in row["per game"].split()]
+        assert len(evals) == 1 and row["solved"] == f"{int(evals[0] >= 0)}/1"
+    # Alg. 1 solves the large game; its count is the one its own run reports, and its pair
+    # is certified by the exact duality gap (LP-free)
+    assert table.rows[0]["solved"] == "1/1"
+    g = random_game(10, seed=0)
+    r = parameter_free(g, eps=1e-6, eta=table.rows[0]["step s"] / g.norm, max_iterations=15_000)
+    assert int(r.gradient_evaluations[0]) == int(table.rows[0]["per game"])
+    assert float(nash_conv(g, r.x, r.y)[0]) <= 1e-6
+
+
+def test_large_game_table_with_fixed_steps_runs_only_the_chosen_methods():
+    from asymp_gda.hitting_time import baseline_hitting_times, large_game_table
+
+    table, proxy, _ = large_game_table(
+        10, 1, 60_000, 4, 1, 20_000, steps={"EG": 0.5}, methods=["EG"]
+    )
+    assert [r["method"] for r in table.rows] == ["EG"] and not proxy.rows
+    assert table.rows[0]["step s"] == 0.5 and "fixed in the preset" in table.notes
+    g = random_game(10, seed=0)
+    expected = int(baseline_hitting_times(g, "EG", [0.5 / g.norm], 1e-6, 60_000)[0])
+    assert int(table.rows[0]["per game"]) == expected
+    with pytest.raises(ValueError, match="unknown methods"):
+        large_game_table(10, 1, 100, 4, 1, 100, methods=["SGD"])

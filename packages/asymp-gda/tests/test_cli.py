@@ -106,6 +106,21 @@ def test_solve_openspiel_game_writes_policy(tmp_path):
     assert all(abs(sum(p) - 1) < 1e-9 for p in pol.values())
 
 
+def test_solve_openspiel_param_free_converged_is_its_nash_conv(tmp_path):
+    """Alg. 1 in sequence form through the CLI: stops at NashConv <= eps; converged agrees."""
+    pytest.importorskip("pyspiel")
+    import json
+
+    out = tmp_path / "kuhn_pf"
+    assert main(["solve", "--game", "kuhn_poker", "--method", "param_free", "--mu", "0.05",
+                 "--eta", "3", "--iterations", "3000", "--eps", "1e-5", "--out", str(out)]) == 0  # fmt: skip
+    rec = json.loads((out / "result.json").read_text())
+    assert rec["converged"] and rec["nash_conv"] <= 1e-5
+    assert rec["iterations"] < 3000 and rec["updates"] == 4 * rec["iterations"]
+    trace = json.loads((out / "trace.json").read_text())
+    assert trace["nash_conv"][-1] == rec["nash_conv"]
+
+
 def test_threshold_and_sweep(capsys):
     assert main(["threshold", "--game", "m_ne"]) == 0
     assert "[0.333333, 0.333333, 0.333333, 0.0, 0.0]" in capsys.readouterr().out

@@ -79,3 +79,50 @@ def test_parameterised_openspiel_strings_load():
     assert abs(g.value) < 1e-9  # symmetric game
     ld = SequenceFormGame.from_openspiel("liars_dice(dice_sides=2)")
     assert ld.A.shape[0] == ld.tx.n_seq
+
+
+def test_dilated_value_and_perturbed_gap_closed_forms(kuhn):
+    """psi on a hand-computed treeplex; the perturbed gap is >= 0, and 0 at the perturbed
+    saddle point (reached by fixed-mu AsymP-DGDA), for both perturbed sides."""
+    from asymp_gda.dilated_gda import asymp_dgda_step, dilated_perturbed_gap
+
+    t = Treeplex.from_infosets(5, [(0, [1, 2]), (1, [3, 4])])
+    b = torch.tensor([[1.0, 0.25, 0.75, 1.0, 0.0]], dtype=torch.float64)
+    # psi = 1 * (0.25^2 + 0.75^2) / 2 + x_1 * (1^2 + 0^2) / 2 = 0.3125 + 0.125
+    assert abs(float(t.dilated_value(b)[0]) - 0.4375) < 1e-15
+    gen = torch.Generator().manual_seed(1)
+    for p in ("x", "y"):
+        bx = kuhn.tx.dilated_prox(torch.randn(4, kuhn.tx.n_seq, generator=gen, dtype=torch.float64))
+        by = kuhn.ty.dilated_prox(torch.randn(4, kuhn.ty.n_seq, generator=gen, dtype=torch.float64))
+        assert bool((dilated_perturbed_gap(kuhn, bx, by, 0.1, p) > 0).all())
+        bx, by = kuhn.tx.uniform(), kuhn.ty.uniform()
+        for _ in range(800):
+            bx, by = asymp_dgda_step(kuhn, bx, by, 0.2, 1.5, perturb=p)
+        assert abs(float(dilated_perturbed_gap(kuhn, bx, by, 0.2, p)[0])) < 1e-10
+
+
+def test_parameter_free_dgda_certifies_without_an_lp(kuhn, monkeypatch):
+    """Alg. 1 in sequence form: the reported NashConv is the pair's exact NashConv (ours and
+    OpenSpiel's), converged == (NashConv <= eps), and no LP is solved."""
+    import scipy.optimize
+    from asymp_gda.dilated_gda import parameter_free_dgda
+
+    game = SequenceFormGame.from_openspiel("kuhn_poker")
+
+    def no_lp(*a, **k):
+        raise AssertionError("parameter_free_dgda called an LP")
+
+    monkeypatch.setattr(scipy.optimize, "linprog", no_lp)
+    tr = parameter_free_dgda(game, eps=1e-5, iterations=3000)
+    monkeypatch.undo()
+    nc = float(tr.final("nash_conv")[0])
+    assert tr.info["converged"] and nc <= 1e-5
+    assert abs(float(game.nash_conv(tr.x, tr.y)[0]) - nc) < 1e-12
+    os_nc = exploitability.nash_conv(game.openspiel, game.to_policy(tr.x, tr.y))
+    assert abs(os_nc - nc) < 1e-9
+    assert tr.info["mu_x"] < 0.05  # it had to halve: mu_init is above Kuhn's threshold
+    # the certified curve never increases (best pair so far)
+    curve = tr.curve("nash_conv")[:, 0]
+    assert bool((curve[1:] <= curve[:-1] + 1e-15).all())
+    short = parameter_free_dgda(game, eps=1e-12, iterations=40)
+    assert not short.info["converged"] and float(short.final("nash_conv")[0]) > 1e-12

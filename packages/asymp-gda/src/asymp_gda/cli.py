@@ -31,7 +31,7 @@ from icml26_shared.cli import PaperCLI, UsageError
 from .paper import PAPER
 
 MATRIX_METHODS = ("asymp", "param_free", "symp", "symp_halving", "gda", "ogda", "eg", "mwu", "omwu")
-EFG_METHODS = ("asymp", "dgda", "dogda", "domwu", "dmwu", "cfr_plus", "dcfr", "lcfr")
+EFG_METHODS = ("asymp", "param_free", "dgda", "dogda", "domwu", "dmwu", "cfr_plus", "dcfr", "lcfr")
 
 
 def _read_matrix(path: Path, what: str):
@@ -117,7 +117,7 @@ def solve(
         payoff_col: File with the column player's payoff (must be -payoff: zero-sum only).
         method: Matrix games: asymp, param_free (Alg. 1, no LP; --eta is then a multiple of
             1/||A||_2), symp, symp_halving, gda, ogda, eg, mwu, omwu. OpenSpiel games: asymp
-            (AsymP-DGDA), dgda, dogda, domwu, dmwu, cfr_plus, dcfr, lcfr.
+            (AsymP-DGDA), param_free (Alg. 1 in sequence form, no LP; --mu is mu_init), dgda, dogda, domwu, dmwu, cfr_plus, dcfr, lcfr.
         mu: Perturbation strength (> 0; initial strength for param_free).
         eta: Step size (> 0; a warning is printed above the stability bound).
         iterations: Iterations T (param_free: the budget).
@@ -137,7 +137,9 @@ def solve(
     torch.set_num_threads(1)
     with show_progress(True):
         if payoff is None and not _is_matrix_name(game):
-            record, strategies, updates, curve = _solve_efg(game, method, mu, eta, iterations, side)
+            record, strategies, updates, curve = _solve_efg(
+                game, method, mu, eta, iterations, side, eps
+            )
         else:
             record, strategies, updates, curve = _solve_matrix(
                 game, payoff, payoff_col, method, mu, eta, iterations, side, n_trials, init, seed,
@@ -212,10 +214,12 @@ def _solve_matrix(game, payoff, payoff_col, method, mu, eta, iterations, side, n
     return record, strategies, updates, curve
 
 
-def _solve_efg(game: str, method: str, mu: float, eta: float, iterations: int, side: str):
+def _solve_efg(
+    game: str, method: str, mu: float, eta: float, iterations: int, side: str, eps: float
+):
     from .cfr_anchors import cfr_anchor
     from .dilated_baselines import dilated_mirror_descent
-    from .dilated_gda import asymp_dgda
+    from .dilated_gda import asymp_dgda, parameter_free_dgda
 
     g = _efg(game)
     if method not in EFG_METHODS:
@@ -229,6 +233,8 @@ def _solve_efg(game: str, method: str, mu: float, eta: float, iterations: int, s
     else:
         if method == "asymp":
             tr = asymp_dgda(g, mu=mu, eta=eta, iterations=iterations, side=side)
+        elif method == "param_free":
+            tr = parameter_free_dgda(g, eps=eps, mu_init=mu, eta=eta, iterations=iterations)
         else:
             tr = dilated_mirror_descent(g, method.upper(), eta=eta, iterations=iterations)
         pol = g.to_policy(tr.x, tr.y)
@@ -237,6 +243,9 @@ def _solve_efg(game: str, method: str, mu: float, eta: float, iterations: int, s
               "updates": iterations * tr.updates_per_step}  # fmt: skip
     if method == "asymp":
         record.update(mu=mu, side=side)
+    if method == "param_free":  # stops at NashConv <= eps: the iterations actually run
+        record.update(mu_init=mu, iterations=tr.info["iterations"], final_mu_x=tr.info["mu_x"],
+                      final_mu_y=tr.info["mu_y"], updates=4 * tr.info["iterations"])  # fmt: skip
     curve = tr.curve("nash_conv")[:, 0].tolist()
     return record, strategies, [t * tr.updates_per_step for t in tr.steps], curve
 

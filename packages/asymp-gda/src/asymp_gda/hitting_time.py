@@ -17,7 +17,9 @@ iteration, extragradient 4, parameter-free AsymP-GDA 4 (two mirrored processes,
   game, a batch of step sizes (matrix-matrix products);
 - :func:`random_game_batch` -- seeded uniform ``[-1, 1]`` games of one size;
 - :func:`step_size_study` -- all three methods x all step sizes on a list of games;
-- :func:`random_games_table` -- the study as a table (median, quartiles) and a figure.
+- :func:`random_games_table` -- the study as a table (median, quartiles) and a figure;
+- :func:`large_game_table` -- large games (1000 x 1000): each method at the best step of the
+  study on a smaller *proxy* size (the full study at the large size costs hours on a CPU).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ __all__ = [
     "random_game_batch",
     "step_size_study",
     "random_games_table",
+    "large_game_table",
     "METHODS",
 ]
 
@@ -250,3 +253,133 @@ def random_games_table(
     ax.set_title("each method at its best step size")
     ax.legend(fontsize=8)
     return best, study, fig
+
+
+def large_game_table(
+    size: int, seeds: int, max_gradients: int, proxy_size: int, proxy_seeds: int,
+    proxy_max_gradients: int, eps: float = 1e-6,
+    eta_scales: Sequence[float] = (0.1, 0.25, 0.5, 1.0), seed: int = 0, progress: bool = False,
+    steps: dict[str, float] | None = None, methods: Sequence[str] | None = None,
+):  # fmt: skip
+    """Gradient evaluations to NashConv ``eps`` on large random games, each method at its best step.
+
+    The best step of every method is chosen by the full step-size study
+    (:func:`step_size_study`) on ``proxy_seeds`` games of the smaller ``proxy_size``
+    (:func:`best_scale`); the large games (seeds ``seed .. seed + seeds - 1``) are then run
+    once per method at that step. No LP is solved anywhere: every method stops on the exact
+    duality gap of its own pair.
+
+    Args:
+        size, seeds, max_gradients: The large games and the budget per run on each.
+        proxy_size, proxy_seeds, proxy_max_gradients: The step-size study's games and budget.
+        eps: Target NashConv.
+        eta_scales: Step-size grid, times ``1/||A||_2``.
+        seed: First game seed (large and proxy games use the same seeds).
+        progress: tqdm bars.
+        steps: ``{method: s}`` to skip the proxy study and use these steps (chosen beforehand
+            by the same study, e.g. the quick run's proxy table); the proxy table is then empty.
+        methods: Run only these of :data:`METHODS` (e.g. one method per process).
+
+    Returns:
+        ``(table, proxy_table, figure)``.
+
+    Examples
+    --------
+    >>> t, _, _ = large_game_table(6, 1, 40_000, 4, 2, 40_000, eta_scales=(0.5, 1.0))
+    >>> [r["method"] for r in t.rows] == list(METHODS)
+    True
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from icml26_shared.results import Table
+
+    from .parameter_free import GRADIENTS_PER_ITERATION, parameter_free
+
+    methods = list(METHODS if methods is None else methods)
+    if unknown := set(methods) - set(METHODS) | set(steps or {}) - set(METHODS):
+        raise ValueError(f"unknown methods {sorted(unknown)}; choose from {METHODS}")
+    if steps is None:
+        proxy_games = random_game_batch(proxy_size, range(seed, seed + proxy_seeds))
+        study = step_size_study(proxy_games, eta_scales, eps, proxy_max_gradients, progress)
+    else:
+        study = {}
+    games = random_game_batch(size, range(seed, seed + seeds))
+    common = (
+        f"uniform[-1, 1] games, uniform start, target NashConv <= {eps:g} of the method's own "
+        "pair, exact and LP-free (checked every 50 iterations; no LP is solved anywhere, a test "
+        "makes every LP call fail). Gradient evaluations = matrix-vector products with A or "
+        "A^T: OGDA 2 per iteration, EG 4, parameter-free AsymP-GDA (Alg. 1 from mu = 1) 4 for "
+        "its two mirrored processes. Step size s/||A||_2."
+    )
+    proxy = Table(
+        f"Step-size study on the {proxy_size} x {proxy_size} proxy: gradient evaluations to "
+        f"NashConv {eps:g} (median over games)",
+        ["m", "method", *[f"s={s:g}" for s in eta_scales], "best step s"],
+        notes=f"{proxy_seeds} {proxy_size} x {proxy_size} " + common + " Budget "
+        f"{proxy_max_gradients} gradient evaluations. Entry: median over the games solved, and "
+        "(k/n) when not all were; best step: most games solved, then lowest median.",
+    )
+    table = Table(
+        f"Random {size} x {size} games: gradient evaluations to NashConv {eps:g}, each method "
+        f"at its best step (chosen on the {proxy_size} x {proxy_size} proxy)",
+        ["m", "method", "step s", "solved", "median", "min", "max", "per game"],
+        notes=f"{seeds} {size} x {size} game(s) (seeds {seed}..{seed + seeds - 1}), "
+        + common
+        + f" Budget {max_gradients} gradient evaluations per run; -1 = not reached. The step "
+        f"of each method is its best on the {proxy_size} x {proxy_size} proxy study (the study "
+        f"at {size} x {size} itself is not run: its small steps exhaust the budget).",
+    )
+    fig, ax = plt.subplots(figsize=(6, 4))
+    if steps is not None:
+        table.notes += (
+            f" Steps fixed in the preset ({', '.join(f'{k} s={v:g}' for k, v in steps.items())}),"
+            f" chosen beforehand by the same study on the {proxy_size} x {proxy_size} proxy "
+            "(the quick run's large_game proxy table); the proxy study is not rerun here."
+        )
+    for j, method in enumerate(METHODS):
+        if method not in methods:
+            continue
+        if steps is not None:
+            s_best = float(steps[method])
+        else:
+            runs = study[method]
+            s_best = best_scale(runs)
+            row = {"m": proxy_size, "method": method, "best step s": s_best}
+            for s, v in runs.items():
+                ok = [e for e in v if e >= 0]
+                cell = "-" if not ok else f"{_quartiles(ok)[1]:.4g}"
+                row[f"s={s:g}"] = cell + ("" if len(ok) == len(v) else f" ({len(ok)}/{len(v)})")
+            proxy.add_row(**row)
+        if s_best is None:
+            s_best = max(eta_scales)
+        evals = []
+        for g in games:
+            eta = s_best / g.norm
+            if j == 0:
+                r = parameter_free(
+                    g, eps=eps, eta=eta, progress=progress,
+                    max_iterations=max_gradients // GRADIENTS_PER_ITERATION,
+                )  # fmt: skip
+                evals.append(int(r.gradient_evaluations[0]) if bool(r.converged[0]) else -1)
+            else:
+                hit = baseline_hitting_times(
+                    g, method, [eta], eps, max_gradients, progress=progress
+                )
+                evals.append(int(hit[0]))
+        ok = [e for e in evals if e >= 0]
+        table.add_row(
+            m=size, method=method, **{"step s": s_best}, solved=f"{len(ok)}/{len(evals)}",
+            median=_quartiles(ok)[1] if ok else None, min=min(ok) if ok else None,
+            max=max(ok) if ok else None, **{"per game": " ".join(str(e) for e in evals)},
+        )  # fmt: skip
+        ax.scatter([j] * len(ok), ok, s=18, color=f"C{j}", label=f"{method} (s={s_best:g})")
+    ax.set_xticks(range(len(METHODS)), [m.replace("parameter-free ", "") for m in METHODS])
+    ax.set_yscale("log")
+    ax.set_ylabel(f"gradient evaluations to NashConv <= {eps:g}")
+    ax.set_title(
+        f"{size} x {size} random games, best step from the {proxy_size} x {proxy_size} proxy"
+    )
+    ax.legend(fontsize=8)
+    return table, proxy, fig

@@ -21,6 +21,7 @@ A two-player zero-sum imperfect-information game in sequence form (von Stengel
     dilated Euclidean regulariser ``psi(x) = sum_h x_{p(h)} (1/2)||x_h / x_{p(h)}||^2``
     (Hoda et al. 2010) and ``argmin_x <c, x> + psi(x)``, solved by one simplex
     projection per infoset, bottom-up (the recursion AsymP-DGDA needs);
+  * :meth:`Treeplex.dilated_value` -- ``psi`` itself (the perturbed duality gap needs it);
   * :meth:`Treeplex.entropy_gradient` / :meth:`Treeplex.entropy_prox` -- the same for the
     dilated entropy ``sum_h x_{p(h)} sum_a b_{ha} log b_{ha}`` (Kroer et al. 2020), one
     softmax per infoset (dilated MWU / OMWU, Lee, Kroer & Luo 2021).
@@ -180,6 +181,16 @@ class Treeplex:
             cc.index_add_(1, lv.parent, val)
             b[:, lv.seqs] = torch.where(lv.mask, bh, 0.0)
         return b[:, : self.n_seq]
+
+    def dilated_value(self, b: torch.Tensor) -> torch.Tensor:
+        """``psi(x)`` at the realisation of ``b``: ``sum_h x_{p(h)} (1/2)||b_h||^2``, ``(B,)``."""
+        x = self._pad(self.realization(b))
+        bp = self._pad(b)
+        val = torch.zeros(b.shape[0], dtype=b.dtype)
+        for lv in self.levels:
+            sq = (torch.where(lv.mask, bp[:, lv.seqs], 0.0) ** 2).sum(-1)  # (B, H)
+            val = val + 0.5 * (x[:, lv.parent] * sq).sum(-1)
+        return val
 
     def entropy_gradient(self, b: torch.Tensor) -> torch.Tensor:
         """Gradient of the dilated entropy at the realisation of ``b``: ``log b_s + 1 - #children(s)``."""
