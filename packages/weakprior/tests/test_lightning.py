@@ -65,16 +65,24 @@ def test_issue_scale_24px_end_to_end(tmp_path):
 
 
 def test_ema_weights_are_the_exponential_average_and_are_the_prior():
-    """ema <- d ema + (1 - d) theta after each step (the first step copies); eps uses the EMA."""
+    """ema <- d_n ema + (1 - d_n) theta after each step, d_n = min(decay, (1 + n) / (10 + n))
+    (the first step copies); eps uses the EMA; the first weights are forgotten."""
+    from weakprior.lightning import WarmupEMA
+
     m = DDPMPriorModule(image_size=8, width=8, ema_decay=0.75)
     m.on_train_batch_end(None, None, 0)  # first update: a copy of the weights
     theta0 = [p.detach().clone() for p in m.net.parameters()]
     with torch.no_grad():
         for p in m.net.parameters():
             p.add_(1.0)
-    m.on_train_batch_end(None, None, 1)
+    m.on_train_batch_end(None, None, 1)  # n = 1: d_1 = 2 / 11 < 0.75
     for p0, pe in zip(theta0, m.ema_net.module.parameters(), strict=True):
-        torch.testing.assert_close(pe, p0 + 0.25)
+        torch.testing.assert_close(pe, p0 + 9 / 11)
+    for step in range(2, 60):
+        m.on_train_batch_end(None, None, step)
+    for p0, pe in zip(theta0, m.ema_net.module.parameters(), strict=True):
+        torch.testing.assert_close(pe, p0 + 1.0)  # 0.75 ** 58 of the first weights: none left
+    assert float(WarmupEMA(0.75)(torch.tensor(0.0), torch.tensor(1.0), 1000)) == 0.25
     x, t = torch.randn(2, 1, 8, 8), torch.tensor([3, 500])
     torch.testing.assert_close(m.eps(x, t), m.ema_net.module(x, t))
     assert not torch.allclose(m.eps(x, t), m.net(x, t))
