@@ -161,7 +161,9 @@ def law_table(fits: Mapping[str, DeltaFit], bootstrap: int) -> Table:
             "Additive Gaussian noise on delta (nonlinear least squares): every point counts, "
             "delta <= 0 included. Intervals: percentile, "
             f"{bootstrap} resamples of the seeds of each size (all cells of a drawn seed "
-            "together). An exponent whose variable takes one value in the grid is fixed at 0. "
+            "together); an interval end at +-6 is the optimiser's bound on the exponents, i.e. the "
+            "data do not bound that side. An exponent whose variable takes one value in the "
+            "grid is fixed at 0. "
             "W4A16 is the weight part, W16A4 the activation part of the W4A4 error. Paper: "
             "gN, gD, gG > 0."
         ),
