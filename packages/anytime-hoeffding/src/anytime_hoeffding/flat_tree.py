@@ -182,6 +182,26 @@ def _nb_proba(c, n_classes, e, out):
         out[k] *= z
 
 
+@njit(cache=True, inline="always")
+def _agrapa_update(estate, s, j, b, g, wi, cap):
+    """``eprocess_step``'s aGRAPA branch on scalars (the split test's hot path).
+
+    Updates candidate ``(s, j, b)``'s state (log e-value, sum g, sum g^2) in place with the
+    increment ``g`` of weight ``wi`` and returns the new log e-value.
+    """
+    m1 = estate[s, j, b, 1]
+    m2 = estate[s, j, b, 2]
+    lam = min(max(m1 / (1.0 + m2), 0.0), cap)
+    le = min(lam * wi, cap)
+    lk = estate[s, j, b, 0]
+    if le != 0.0:
+        lk += math.log1p(le * g)
+        estate[s, j, b, 0] = lk
+    estate[s, j, b, 1] = m1 + g
+    estate[s, j, b, 2] = m2 + g * g
+    return lk
+
+
 @njit(cache=True, error_model="numpy")
 def learn_kernel(X, y, w, start, stop, skip_first, ts, spec, err_out):
     """Learn rows ``start..stop-1`` of ``X (n, d)``, ``y (n,)``, ``w (n,)`` until an event.
@@ -303,16 +323,7 @@ def learn_kernel(X, y, w, start, stop, skip_first, ts, spec, err_out):
                         q1 = (c1 + 1.0) / denom
                         ls = q0 * q0 + q1 * q1 - 2.0 * ((c1 if yi == 1 else c0) + 1.0) / denom + 1.0
                     g = (l0 - ls) / spec.loss_scale
-                    m1 = ts.estate[s, j, b, 1]
-                    m2 = ts.estate[s, j, b, 2]
-                    lam = min(max(m1 / (1.0 + m2), 0.0), spec.cap)
-                    le = min(lam * wi, spec.cap)
-                    lk = ts.estate[s, j, b, 0]
-                    if le != 0.0:
-                        lk += math.log1p(le * g)
-                        ts.estate[s, j, b, 0] = lk
-                    ts.estate[s, j, b, 1] = m1 + g
-                    ts.estate[s, j, b, 2] = m2 + g * g
+                    lk = _agrapa_update(ts.estate, s, j, b, g, wi, spec.cap)
                     if lk > best:
                         best = lk
                 elif test and ts.active[s, j, b]:
@@ -333,17 +344,8 @@ def learn_kernel(X, y, w, start, stop, skip_first, ts, spec, err_out):
                     else:
                         ls = laplace_loss(child, K, yi, spec.loss, spec.p_min)
                     g = (l0 - ls) / spec.loss_scale  # in [-1, 1]
-                    if agrapa:  # eprocess_step's aGRAPA branch, on scalars (the hot path)
-                        m1 = ts.estate[s, j, b, 1]
-                        m2 = ts.estate[s, j, b, 2]
-                        lam = min(max(m1 / (1.0 + m2), 0.0), spec.cap)
-                        le = min(lam * wi, spec.cap)
-                        lk = ts.estate[s, j, b, 0]
-                        if le != 0.0:
-                            lk += math.log1p(le * g)
-                            ts.estate[s, j, b, 0] = lk
-                        ts.estate[s, j, b, 1] = m1 + g
-                        ts.estate[s, j, b, 2] = m2 + g * g
+                    if agrapa:
+                        lk = _agrapa_update(ts.estate, s, j, b, g, wi, spec.cap)
                     else:
                         st = ts.estate[s, j, b]
                         eprocess_step(st, g, wi, spec.betting, spec.cap)
