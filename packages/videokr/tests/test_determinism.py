@@ -8,7 +8,7 @@ notes) from ``results.json`` and ``results.md`` with only the timing numbers bla
 
 Compare two existing runs (e.g. two ``videokr reproduce --preset quick --out ...`` folders)::
 
-    VIDEOKR_RUNS=/tmp/run1,/tmp/run2 pytest packages/videokr/tests/test_determinism.py -m slow -k given
+    VIDEOKR_RUNS=run1,run2 pytest packages/videokr/tests/test_determinism.py -m slow -k given
 """
 
 from __future__ import annotations
