@@ -138,6 +138,23 @@ class WeightSpaceTask(pl.LightningModule):
         v = WeightSpace(weights, biases).check_arch(self.arch).check_finite()
         return self.net(self.normalise(v))
 
+    # ------------------------------------------------------------ steps
+    def _step(self, batch, stage: str) -> torch.Tensor:
+        """The task's loss on one batch; logs ``{stage}/loss`` and the task's metrics."""
+        raise NotImplementedError
+
+    def training_step(self, batch, batch_idx):
+        return self._step(batch, "train")
+
+    def validation_step(self, batch, batch_idx):
+        self._step(batch, "val")
+
+    def test_step(self, batch, batch_idx):
+        self._step(batch, "test")
+
+    def predict_step(self, batch, batch_idx):
+        return self(batch["weights"], batch["biases"])
+
     def configure_optimizers(self):
         opt = torch.optim.AdamW(
             self.parameters(), lr=self.hparams.lr, weight_decay=self.hparams.weight_decay
@@ -203,15 +220,6 @@ class INRClassifier(WeightSpaceTask):
         self.log(f"{stage}/loss", loss, prog_bar=stage != "train", batch_size=v.batch)
         self.log(f"{stage}/acc", acc, prog_bar=stage != "train", batch_size=v.batch)
         return loss
-
-    def training_step(self, batch, batch_idx):
-        return self._step(batch, "train")
-
-    def validation_step(self, batch, batch_idx):
-        self._step(batch, "val")
-
-    def test_step(self, batch, batch_idx):
-        self._step(batch, "test")
 
     def predict_step(self, batch, batch_idx):
         return self(batch["weights"], batch["biases"]).argmax(-1)
@@ -314,18 +322,6 @@ class INREditor(WeightSpaceTask):
         self.log(f"{stage}/psnr", psnr, prog_bar=stage != "train", batch_size=v.batch)
         return loss
 
-    def training_step(self, batch, batch_idx):
-        return self._step(batch, "train")
-
-    def validation_step(self, batch, batch_idx):
-        self._step(batch, "val")
-
-    def test_step(self, batch, batch_idx):
-        self._step(batch, "test")
-
-    def predict_step(self, batch, batch_idx):
-        return self(batch["weights"], batch["biases"])
-
 
 class WeightRegressor(WeightSpaceTask):
     """Regress a scalar property of a network from its weights (sine frequency, accuracy).
@@ -388,23 +384,11 @@ class WeightRegressor(WeightSpaceTask):
             self.log(f"{stage}/r2", r2_score(pred, y))
             self.log(f"{stage}/kendall", kendall_rank_corrcoef(pred, y))
 
-    def training_step(self, batch, batch_idx):
-        return self._step(batch, "train")
-
-    def validation_step(self, batch, batch_idx):
-        self._step(batch, "val")
-
     def on_validation_epoch_end(self) -> None:
         self._epoch_end("val")
 
-    def test_step(self, batch, batch_idx):
-        self._step(batch, "test")
-
     def on_test_epoch_end(self) -> None:
         self._epoch_end("test")
-
-    def predict_step(self, batch, batch_idx):
-        return self(batch["weights"], batch["biases"])
 
 
 class ZooDataModule(pl.LightningDataModule):
