@@ -169,3 +169,40 @@ def test_corpus_vocab_larger_than_model_vocab_is_one_line_error(tmp_path, capsys
     assert main(_tiny_fit_args(tmp_path, vocab=64, model_vocab=32)) == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("qat-scaling: error:") and "--model.vocab_size 64" in last
+
+
+def test_decompose_fits_every_point_in_delta_space(tmp_path, capsys):
+    """`decompose` recovers planted exponents of both parts from a sweep JSONL whose noisy
+    deltas include values <= 0 (which a log fit would have to drop)."""
+    import json
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    parts = {
+        "W4A16": (0.02, 0.5, 0.3),
+        "W16A4": (0.01, 0.8, 0.1),
+    }  # delta at the smallest N, D; gN; gD
+    lines, deltas = [], []
+    for seed in range(3):
+        for n in (5e3, 2e4, 8e4):
+            for d in (2e5, 8e5):
+                fp = 2.0 + rng.normal(0, 0.05)
+                rec = dict(size=f"n{int(n)}", N=n, D=d, seed=seed, G=16)
+                lines.append({**rec, "scheme": "FP", "G": 0, "val_loss": fp})
+                for scheme, (k, gN, gD) in parts.items():
+                    delta = k * (n / 5e3) ** -gN * (d / 2e5) ** gD + rng.normal(0, 0.0015)
+                    deltas.append(delta)
+                    lines.append({**rec, "scheme": scheme, "val_loss": fp + delta})
+    assert min(deltas) <= 0  # the planted data hold points a log fit would drop
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    assert main(["decompose", "--runs", str(runs), "--bootstrap", "20"]) == 0
+    out = {ln.split()[0]: ln.split() for ln in capsys.readouterr().out.splitlines()}
+    assert set(out) == {"W4A16", "W16A4"}
+    for scheme, (_, gN, gD) in parts.items():
+        words = out[scheme]
+        got = {w.split("=")[0]: w.split("=")[1] for w in words if "=" in w}
+        assert abs(float(got["gN"]) - gN) < 0.15 and abs(float(got["gD"]) - gD) < 0.2
+        assert got["gG"] == "fixed"  # one G in the grid
+        assert words[words.index(f"gN={got['gN']}") + 1].startswith("[")  # an interval

@@ -62,7 +62,7 @@ def test_unknown_override_rejected_with_valid_list():
         apply_qat(tiny_llama(32, 1, 64, 2, vocab_size=32), QATScheme.preset("W4A4", group_size=24))
 
 
-@pytest.mark.parametrize("name", ["s32", "s32x3", "s64"])
+@pytest.mark.parametrize("name", ["s16", "s32", "s32x3", "s64"])
 def test_count_params_matches_formula(name):
     s = SIZES[name]
     model = tiny_llama(s.hidden, s.layers, s.ffn, s.heads, vocab_size=16)

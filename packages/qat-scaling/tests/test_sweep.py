@@ -91,6 +91,21 @@ def test_grid_fingerprint_ignores_cells_but_not_training_settings():
     assert [j["seed"] for j in grown.jobs()] == [0, 0, 1, 1]
 
 
+def test_a_grid_narrower_than_32_trains_its_fp_run_and_pairs_it():
+    """s16 (width 16): the FP run takes the grid's G for its (unused) quantiser settings."""
+    from dataclasses import replace
+
+    from qat_scaling.grid import PRESETS, run_grid
+    from qat_scaling.scaling_law import qat_error
+
+    spec = replace(PRESETS["smoke"], sizes=("s16",), runs=(("FP", 0), ("W4A4", 4), ("W4A4", 16)))
+    records = run_grid(spec)
+    assert {r["N"] for r in records} == {5200}
+    errors = qat_error(records, strict=True)
+    assert len(errors) == 2 * len(spec.budgets)
+    assert all(np.isfinite(e["delta"]) for e in errors)
+
+
 def _planted(law, noise, seeds, rng):
     pts = []
     for n in (1e4, 3e4, 1e5):

@@ -279,21 +279,38 @@ def _ci(ci) -> str:
 def decompose(runs: Path, bootstrap: int = 500, seed: int = 0) -> None:
     """Fit the law to W4A4, W4A16 (weight part) and W16A4 (activation part) of a sweep JSONL.
 
+    Each scheme is fitted to every point in delta space with seed-bootstrap intervals
+    (:func:`qat_scaling.delta_fit.decompose_delta`), like ``fit-law --method delta``.
+
     Args:
-        runs: JSONL written by ``sweep``.
-        bootstrap: Bootstrap resamples.
+        runs: JSONL written by ``sweep`` (or a CSV with N, D, G, delta, scheme[, seed]).
+        bootstrap: Seed-bootstrap resamples (0 = no intervals).
         seed: Seed of the bootstrap.
     """
-    from .scaling_law import decompose as _decompose
+    from .delta_fit import decompose_delta
 
-    fits = _decompose(_read_errors(runs, None, False), bootstrap=bootstrap, seed=seed)
+    rows = _read_errors(runs, None, False)
+    pts = [{**r, "seed": r.get("seed", i)} for i, r in enumerate(rows)]
+    fits = decompose_delta(pts, reps=bootstrap, seed=seed)
     if not fits:
-        raise UsageError(f"no scheme in {runs} has enough distinct N, D and G to fit the law")
+        raise UsageError(f"no scheme in {runs} has enough distinct N and D to fit the law")
+    print(_delta_fit_lines(fits))
+
+
+def _delta_fit_lines(fits) -> str:
+    """One line per scheme: k, each exponent with its seed-bootstrap interval, sigma, n."""
+    lines = []
     for scheme, fit in fits.items():
         law = fit.law
-        print(
-            f"{scheme:6s} k={law.k:.4g} gN={law.gN:.4g} {_ci(fit.ci.get('gN'))} gD={law.gD:.4g} {_ci(fit.ci.get('gD'))} gG={law.gG:.4g} {_ci(fit.ci.get('gG'))} R2={fit.r2:.3f} n={fit.n}"
-        )
+        parts = [f"{scheme:6s} k={law.k:.4g}"]
+        for name in ("gN", "gD", "gG"):
+            if name in fit.free:
+                parts.append(f"{name}={getattr(law, name):.4g} {_ci(fit.ci.get(name))}")
+            else:
+                parts.append(f"{name}=fixed 0")
+        parts.append(f"sigma={fit.sigma:.3g} n={fit.n}")
+        lines.append(" ".join(parts))
+    return "\n".join(lines)
 
 
 def predict_law(
@@ -379,7 +396,7 @@ def benchmark(
     out: Path = Path("benchmark-runs.jsonl"),
     seed: int = 0,
 ) -> None:
-    """Sweep a preset, fit the unified law per scheme and print a Markdown table.
+    """Sweep a preset, print delta per scheme and G, fit the law per scheme in delta space.
 
     Args:
         preset: Grid preset.
@@ -388,8 +405,8 @@ def benchmark(
     """
     from dataclasses import replace
 
+    from .delta_fit import decompose_delta
     from .grid import PRESETS, run_grid
-    from .scaling_law import decompose as _decompose
     from .scaling_law import qat_error
 
     records = run_grid(replace(PRESETS[preset], seed=seed), out)
@@ -400,10 +417,10 @@ def benchmark(
         groups.setdefault((e["scheme"], e["G"]), []).append(e["delta"])
     for (s, g), v in groups.items():
         print(f"| {s} | {g} | {sum(v) / len(v):.5f} | {len(v)} |")
-    for scheme, fit in _decompose(errors).items():
-        print(
-            f"\n{scheme}: gN={fit.law.gN:.3g} gD={fit.law.gD:.3g} gG={fit.law.gG:.3g} R2={fit.r2:.3f}"
-        )
+    fits = decompose_delta(errors, reps=0)
+    if fits:
+        print("\nlaw in delta space (every point; no intervals with one seed):")
+        print(_delta_fit_lines(fits))
 
 
 def build_cli() -> PaperCLI:

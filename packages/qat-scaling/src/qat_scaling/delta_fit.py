@@ -21,6 +21,9 @@ optimistic: a bootstrap over n units has variance (n - 1) / n of the true one).
 - :func:`noise_floor`: the paired-seed spread of delta per cell (what a trend must exceed).
 - :func:`fit_n_only_delta` / :func:`holdout_delta`: the N-only law ``delta = c_G / N^gN`` and
   the leave-one-(N, D)-cell-out comparison of the two laws, in delta space.
+- :func:`decompose_delta`: the law of the W4A4 error and of its weight (W4A16) and activation
+  (W16A4) parts, each fitted in delta space with seed-bootstrap intervals (the paper's
+  decomposition of the QAT error).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from .scaling_law import NotIdentifiableError, QATLaw
 __all__ = [
     "DeltaFit",
     "cell_means",
+    "decompose_delta",
     "fit_delta_law",
     "fit_n_only_delta",
     "holdout_delta",
@@ -225,6 +229,40 @@ def seed_bootstrap(points: Sequence[Mapping], reps: int = 1000, seed: int = 0) -
         if len(v) >= 10
     }
     return fit
+
+
+#: The W4A4 error and its weight (W4A16) and activation (W16A4) parts.
+DECOMPOSITION_SCHEMES = ("W4A4", "W4A16", "W16A4")
+
+
+def decompose_delta(
+    errors: Sequence[Mapping], reps: int = 1000, seed: int = 0
+) -> dict[str, DeltaFit]:
+    """:func:`seed_bootstrap` per scheme of :data:`DECOMPOSITION_SCHEMES` present in ``errors``.
+
+    ``errors``: rows with ``scheme``, ``N``, ``D``, ``G``, ``delta``, ``seed`` (``size``
+    optional), e.g. :func:`qat_scaling.scaling_law.qat_error` of a sweep's records. A scheme
+    whose rows cannot identify the law (one N, one D, too few points) is left out.
+
+    Examples:
+        >>> law = QATLaw(k=0.5, gN=0.6, gD=0.2, gG=1.0)
+        >>> rows = [dict(scheme=s, seed=0, N=n, D=d, G=8, delta=float(law.predict(n, d, 8)) * w)
+        ...         for s, w in (("W4A16", 0.6), ("W16A4", 0.4))
+        ...         for n in (1e4, 2e4, 4e4) for d in (1e5, 4e5)]
+        >>> fits = decompose_delta(rows, reps=0)
+        >>> sorted(fits), round(fits["W4A16"].law.gN, 3), round(fits["W16A4"].law.gD, 3)
+        (['W16A4', 'W4A16'], 0.6, 0.2)
+    """
+    fits: dict[str, DeltaFit] = {}
+    for scheme in DECOMPOSITION_SCHEMES:
+        rows = [e for e in errors if e["scheme"] == scheme]
+        if not rows:
+            continue
+        try:
+            fits[scheme] = seed_bootstrap(rows, reps=reps, seed=seed)
+        except (NotIdentifiableError, ValueError):
+            continue
+    return fits
 
 
 def cell_means(points: Sequence[Mapping]) -> list[dict]:

@@ -230,6 +230,9 @@ def train_run(spec: GridSpec, job: dict, data: TextDataModule) -> list[dict]:
     """
     size = SIZES[job["size"]]
     top = spec.budgets[-1]
+    # an FP run quantises nothing; its group size (read only by the activation statistics)
+    # is the grid's largest G, which divides every width the QAT runs use
+    fp_g = max((g for _, g in spec.runs if g), default=32)
     torchao = job.get("trainer") == "torchao"
     module = QATLanguageModel(
         size.hidden,
@@ -239,7 +242,7 @@ def train_run(spec: GridSpec, job: dict, data: TextDataModule) -> list[dict]:
         data.corpus.vocab_size,
         spec.seq_len,
         scheme="FP" if torchao else job["scheme"],
-        group_size=job["G"] or 32,
+        group_size=job["G"] or fp_g,
         lr=spec.lr,
         max_steps=top,
         warmup_steps=spec.warmup_steps,
@@ -290,8 +293,9 @@ def train_run(spec: GridSpec, job: dict, data: TextDataModule) -> list[dict]:
         i += 1
     last = _record(spec, job, module, top, evaluate(module, val), recent, start)
     if job["scheme"] == "FP":
-        g = max((gg for _, gg in spec.runs if gg), default=32)
-        last["act_stats"] = activation_statistics(module.model, val[0][:, :-1], spec.stats_bits, g)
+        last["act_stats"] = activation_statistics(
+            module.model, val[0][:, :-1], spec.stats_bits, fp_g
+        )
     records.append(last)
     if torchao:
         from .torchao_qat import convert

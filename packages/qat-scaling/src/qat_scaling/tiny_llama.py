@@ -29,8 +29,10 @@ class LlamaSize:
         return analytic_params(self.hidden, self.layers, self.ffn)
 
 
-#: The CPU grid: widths divisible by G <= 32, FFN sizes powers of two (Hadamard anchor on FC2).
+#: The CPU grid: widths divisible by G <= 32 (s16: G <= 16), FFN sizes powers of two
+#: (Hadamard anchor on FC2).
 SIZES: dict[str, LlamaSize] = {
+    "s16": LlamaSize(16, 2, 32, 2),
     "s32": LlamaSize(32, 2, 64, 2),
     "s32x3": LlamaSize(32, 3, 128, 2),
     "s64": LlamaSize(64, 2, 128, 4),
