@@ -164,3 +164,58 @@ def test_likelihood_fit_converges_and_does_not_depend_on_the_start():
     assert abs(eff.diagnostics["log_likelihood"] - warm.diagnostics["log_likelihood"]) < 1e-6
     se = eff.standard_errors()
     assert np.all(np.abs(eff.theta - warm.theta) <= 0.01 * se)  # same point, far inside 1 s.e.
+
+
+def test_likelihood_fit_holds_a_noise_variance_on_its_bound():
+    """A planted noise variance near 0: the maximum sits on the bound d_0 = 0. The scoring
+    must keep every variance >= 0, hold d_0 there and still converge on the free directions
+    (it used to stop at the first step that would have made a variance negative)."""
+    from ou_ident.ou_process import OUParams
+    from ou_ident.stationary_likelihood import (
+        environment_jacobians,
+        fit_stationary_ml,
+        log_likelihood,
+        score_information,
+    )
+    from ou_ident.steady_state_fit import OUFit
+    from ou_ident.synthetic import SteadyStateProblem
+
+    prob = make_problem(4, "degradation", per_component=4, seed=0)
+    d = np.diag(prob.params.D).copy() if np.ndim(prob.params.D) == 2 else prob.params.d.copy()
+    d[0] = 1e-4 * d.sum()
+    planted = OUParams(prob.params.A, prob.params.b, d * (4 / d.sum()))
+    data = SteadyStateProblem(planted, prob.mask, prob.environments, prob.heldout).moments(
+        2000, seed=0
+    )
+    layout = ParameterLayout(prob.mask, prob.environments)
+    truth, _ = layout.pack(planted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = fit_stationary_ml(data, OUFit.from_theta(layout, truth, {}, "truth"))
+    dcols = np.arange(layout.dim)[layout.d_slice]
+    assert fit.diagnostics["noise_on_bound"] == 1 and fit.theta[dcols[0]] == 0.0
+    assert np.all(fit.theta[dcols] >= 0.0)
+    assert fit.diagnostics["newton_decrement"] < 1e-6
+    jacs = environment_jacobians(layout, {})
+    assert fit.diagnostics["log_likelihood"] > log_likelihood(truth, data, jacs)
+    # KKT: raising d_0 (at the expense of the free variances) lowers the likelihood
+    score, _ = score_information(fit.theta, data, jacs)
+    assert score[dcols[0]] < np.mean(score[dcols[1:]])
+
+
+def test_fixed_weights_solve_is_exact_on_population_moments_and_uses_the_weights():
+    """``fit_weighted(weights=...)`` (the oracle of the efficiency table): exact on population
+    moments, and on sample moments its result depends on the weights it is given."""
+    from ou_ident.moment_weighting import MomentWeights
+
+    prob = make_problem(5, "knockdown", seed=2)
+    planted = [env.apply(prob.params) for env in prob.environments]
+    covs = [q.stationary_cov() for q in planted]
+    w = MomentWeights.at([q.A for q in planted], covs, [1000] * len(planted))
+    fit = fit_weighted(prob.moments(), prob.mask, weights=w)
+    np.testing.assert_allclose(fit.A, prob.params.A, atol=1e-7)
+    data = prob.moments(5_000, seed=0)
+    other = MomentWeights.at([-np.eye(5)] * len(planted), covs, [1000] * len(planted))
+    a = fit_weighted(data, prob.mask, weights=w).A
+    b = fit_weighted(data, prob.mask, weights=other).A
+    assert np.max(np.abs(a - b)) > 1e-3

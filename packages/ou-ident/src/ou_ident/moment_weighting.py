@@ -162,6 +162,7 @@ def fit_weighted(
     ridge: float = 0.0,
     lambda_mean: float = 1.0,
     iterations: int = 2,
+    weights: MomentWeights | None = None,
 ):
     """Two-step (iterated) GMM: the joint estimator with efficient row weights.
 
@@ -180,6 +181,10 @@ def fit_weighted(
         Extra weight of the mean equations (1 = efficient).
     iterations:
         Re-weighting rounds (each at the previous round's drift).
+    weights:
+        Fixed weights (for example :meth:`MomentWeights.at` the planted parameters, the
+        oracle of the efficiency checks): one weighted solve, no first step, no
+        re-weighting.
 
     Returns
     -------
@@ -211,6 +216,14 @@ def fit_weighted(
         r = M @ th
         return th, float(r @ r) + ridge * float(th[pen_cols] @ th[pen_cols])
 
+    if weights is not None:  # fixed weights: one weighted solve
+        rhos = initial_knockdowns(layout)
+        if keys:
+            rhos = profile_knockdowns(keys, rhos, lambda rh: solve(rh, weights)[1], n_grid=50)
+        theta, objective = solve(rhos, weights)
+        res = residuals(layout, data, theta[None, :], rhos)[0]
+        diag = {"objective": objective, "unweighted_objective": float(res @ res), "ridge": ridge}
+        return OUFit.from_theta(layout, theta, rhos, "weighted", diag)
     if first is not None:
         rhos, theta = dict(first.rhos), first.theta
     else:  # first step: the unweighted equations (the joint estimator without L1)

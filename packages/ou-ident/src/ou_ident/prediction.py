@@ -8,7 +8,12 @@ unseen interventions from identified parameters.
 2. :func:`gaussian_w2` - 2-Wasserstein distance between Gaussians,
    ``||m1 - m2||^2 + tr(S1 + S2 - 2 (S2^1/2 S1 S2^1/2)^1/2)`` (Dowson and Landau, 1982).
 3. :func:`gaussian_kl` - ``KL(N(m1, S1) || N(m2, S2))``.
-4. :func:`calibrate_strength` - the unknown strength of an unseen intervention,
+4. :func:`anchored_prediction` - the model's predicted change applied to the observed
+   observational law: the Gaussian optimal-transport map from the model's observational
+   law to its intervened law (``T = S1^-1/2 (S1^1/2 S2 S1^1/2)^1/2 S1^-1/2``, the map that
+   attains the W2 of item 2), pushed onto the observed cells' mean and covariance. A model
+   that misfits the observational law still contributes its predicted change.
+5. :func:`calibrate_strength` - the unknown strength of an unseen intervention,
    fitted to the observed mean and variance of its target alone (the other
    variables are then predicted, the Perturb-seq protocol).
 
@@ -26,7 +31,13 @@ import scipy.linalg
 from ou_ident.interventions import Environment, Intervention, make_intervention
 from ou_ident.ou_process import OUParams
 
-__all__ = ["calibrate_strength", "gaussian_kl", "gaussian_w2", "predict_intervention"]
+__all__ = [
+    "anchored_prediction",
+    "calibrate_strength",
+    "gaussian_kl",
+    "gaussian_w2",
+    "predict_intervention",
+]
 
 
 def predict_intervention(
@@ -56,6 +67,51 @@ def predict_intervention(
 def _psd_sqrt(S: np.ndarray) -> np.ndarray:
     w, V = np.linalg.eigh(0.5 * (S + S.T))
     return (V * np.sqrt(np.clip(w, 0.0, None))) @ V.T
+
+
+def anchored_prediction(
+    params: OUParams,
+    interventions: Environment | Intervention | Sequence[Intervention],
+    observed_mean,
+    observed_cov,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The model's predicted change pushed onto the observed observational law.
+
+    With the model's observational law ``N(m1, S1)`` and intervened law ``N(m2, S2)``
+    (:func:`predict_intervention`), the optimal-transport map
+    ``x -> m2 + T (x - m1)``, ``T = S1^-1/2 (S1^1/2 S2 S1^1/2)^1/2 S1^-1/2``, is applied
+    to the observed cells' law: ``(m2 + T (m_obs - m1), T S_obs T)``. It equals the
+    model's prediction when the model fits the observed law exactly, and "no change"
+    when the intervention changes nothing.
+
+    Parameters
+    ----------
+    params:
+        Fitted parameters (any scale; the stationary laws are scale-free).
+    interventions:
+        The unseen intervention(s), as for :func:`predict_intervention`.
+    observed_mean, observed_cov:
+        Mean and covariance of the observed observational cells.
+
+    Examples
+    --------
+    >>> from ou_ident.interventions import Degradation
+    >>> theta = OUParams([[-1.0, 0.0], [1.0, -1.0]], [1.0, 0.0], [1.0, 1.0])
+    >>> m, S = anchored_prediction(theta, Degradation(0, 1.0), theta.stationary_mean(),
+    ...                            theta.stationary_cov())
+    >>> bool(np.allclose(m, predict_intervention(theta, Degradation(0, 1.0))[0]))
+    True
+    """
+    m1, S1 = params.stationary_mean(), params.stationary_cov()
+    m2, S2 = predict_intervention(params, interventions)
+    r1 = _psd_sqrt(S1)
+    w, V = np.linalg.eigh(0.5 * (S1 + S1.T))
+    r1_inv = (V / np.sqrt(np.clip(w, 1e-300, None))) @ V.T
+    T = r1_inv @ _psd_sqrt(r1 @ S2 @ r1) @ r1_inv
+    T = 0.5 * (T + T.T)
+    mean = m2 + T @ (np.asarray(observed_mean, float) - m1)
+    cov = T @ np.asarray(observed_cov, float) @ T
+    return mean, 0.5 * (cov + cov.T)
 
 
 def gaussian_w2(m1, S1, m2, S2) -> float:

@@ -22,7 +22,7 @@ calling the public API; sizes in ``configs/reproduce/{quick,full,paper}.yaml``:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from icml26_shared.experiment import Experiment, Section, SectionResult, seeds
 
@@ -65,10 +65,11 @@ class EfficiencySetting:
     ns: list[int]  # samples per environment
     seeds: int
     control: dict | None = None  # {p, n, replications}: well-identified control (per node)
+    families: list[str] = field(default_factory=lambda: ["degradation"])  # one table each
 
 
 def efficiency_section(s: EfficiencySetting, seed: int) -> SectionResult:
-    tables = [efficiency_table(s.p, s.ns, seeds(s, seed))]
+    tables = [efficiency_table(s.p, s.ns, seeds(s, seed), f) for f in s.families]
     return SectionResult(tables + ([replication_table(**s.control)] if s.control else []))
 
 

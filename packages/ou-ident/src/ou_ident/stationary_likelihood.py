@@ -16,7 +16,9 @@ equations). This module maximises the exact likelihood of all environments over 
    -> :func:`score_information`.
 4. Fisher scoring in the tangent space of the scale normalisation ``tr D = p``, damped
    (Levenberg-Marquardt) so that every accepted step raises the likelihood and keeps every
-   environment's drift Hurwitz (the stationarity constraint),
+   environment's drift Hurwitz (the stationarity constraint); noise variances are kept
+   ``>= 0`` (a step is projected onto ``d >= 0`` and a variance on its bound whose score
+   points outwards is held there, so the scoring continues on the free directions),
    started from a Hurwitz projection of the weighted moment estimate
    (:func:`ou_ident.hurwitz_projection.project_hurwitz`) -> :func:`fit_stationary_ml`.
 5. standard errors from the inverse Fisher information restricted to ``tr D = p``
@@ -178,16 +180,44 @@ def score_information(theta, data: Sequence[EnvironmentMoments], jacs):
     return score, 0.5 * (info + info.T)
 
 
-def tangent_basis(layout: ParameterLayout) -> np.ndarray:
-    """Basis ``N (dim, dim - 1)`` of ``{v : sum v[D] = 0}`` (the ``tr D = p`` constraint)."""
+def tangent_basis(layout: ParameterLayout, fixed=None) -> np.ndarray:
+    """Basis of ``{v : sum v[D] = 0}`` (the ``tr D = p`` constraint), ``(dim, dim - 1)``.
+
+    ``fixed``: optional ``(p,)`` boolean mask of noise variances held where they are (a
+    variance on its bound ``d_j = 0``); their directions are left out of the basis.
+
+    Examples
+    --------
+    >>> from ou_ident.synthetic import make_problem
+    >>> prob = make_problem(4, "degradation", seed=0)
+    >>> layout = ParameterLayout(prob.mask, prob.environments)
+    >>> N = tangent_basis(layout)
+    >>> N.shape[1] == layout.dim - 1, bool(np.allclose(N[layout.d_slice].sum(axis=0), 0))
+    (True, True)
+    >>> fixed = np.array([True, False, False, False])
+    >>> tangent_basis(layout, fixed).shape[1] == layout.dim - 2
+    True
+    """
     dim = layout.dim
     cols = np.arange(dim)[layout.d_slice]
-    q = int(cols[0])
-    keep = np.setdiff1d(np.arange(dim), [q])
-    N = np.zeros((dim, dim - 1))
-    N[keep, np.arange(dim - 1)] = 1.0
-    N[q, np.searchsorted(keep, cols[cols != q])] = -1.0
+    fixed = np.zeros(cols.size, bool) if fixed is None else np.asarray(fixed, bool)
+    free_d = cols[~fixed]
+    if free_d.size == 0:
+        raise ValueError("every noise variance is fixed: no direction keeps tr D = p")
+    q = int(free_d[0])
+    keep = np.setdiff1d(np.arange(dim), np.concatenate([[q], cols[fixed]]))
+    N = np.zeros((dim, keep.size))
+    N[keep, np.arange(keep.size)] = 1.0
+    N[q, np.searchsorted(keep, free_d[1:])] = -1.0
     return N
+
+
+def _onto_nonnegative_noise(theta: np.ndarray, layout: ParameterLayout) -> np.ndarray:
+    """Noise variances clipped at 0, then the global scale restored to ``tr D = p``."""
+    out = theta.copy()
+    cols = np.arange(layout.dim)[layout.d_slice]
+    out[cols] = np.maximum(out[cols], 0.0)
+    return out * (layout.p / float(np.sum(out[cols])))
 
 
 def fit_stationary_ml(
@@ -209,7 +239,8 @@ def fit_stationary_ml(
         Fisher-scoring iterations; the loop stops when the Newton decrement
         ``g^T I^+ g / 2`` (the log-likelihood still to gain) is below ``tol`` per parameter.
 
-    Every step keeps all environments' drifts Hurwitz with the margin :data:`MIN_RATE`;
+    Every step keeps all environments' drifts Hurwitz with the margin :data:`MIN_RATE` and
+    every noise variance ``>= 0`` (``diagnostics["noise_on_bound"]``: how many ended at 0);
     ``diagnostics["at_boundary"]`` flags a fit whose slowest decay rate ended below
     :data:`BOUNDARY_RATE` times the mean self-degradation (a degenerate, weakly identified
     solution: treat its parameters and intervals with suspicion).
@@ -226,18 +257,26 @@ def fit_stationary_ml(
     p = layout.p
     jacs = environment_jacobians(layout, rhos)
     N = tangent_basis(layout)
+    dcols = np.arange(layout.dim)[layout.d_slice]
     theta = project_hurwitz(start.theta, layout, rhos)
     projected = not np.allclose(theta, start.theta)
-    theta = theta * (p / float(np.sum(theta[layout.d_slice])))
+    theta = _onto_nonnegative_noise(theta, layout)
     ll = log_likelihood(theta, data, jacs)
     iterations = 0
     damping = 1e-6  # Levenberg-Marquardt: relative to the mean diagonal of the information
     decrement = np.inf
+    fixed = np.zeros(p, bool)
     while iterations < max_iter:
         iterations += 1
         score, info = score_information(theta, data, jacs)
-        H = N.T @ info @ N
-        g = N.T @ score
+        # active bounds: a variance at 0 whose score (relative to the free variances') points
+        # below 0 is held there; every other direction is a free Newton direction
+        at_zero = theta[dcols] <= 0.0
+        rel = score[dcols] - np.mean(score[dcols][~at_zero]) if np.any(~at_zero) else score[dcols]
+        fixed = at_zero & (rel <= 0.0)
+        Nf = tangent_basis(layout, fixed)
+        H = Nf.T @ info @ Nf
+        g = Nf.T @ score
         scale = float(np.trace(H)) / len(H)
         # Newton decrement g' H^+ g / 2: the log-likelihood still to gain on the quadratic model
         decrement = 0.5 * float(g @ np.linalg.lstsq(H, g, rcond=1e-14)[0])
@@ -246,11 +285,11 @@ def fit_stationary_ml(
         improved = False
         while damping < 1e12:
             try:
-                step = N @ np.linalg.solve(H + damping * scale * np.eye(len(H)), g)
+                step = Nf @ np.linalg.solve(H + damping * scale * np.eye(len(H)), g)
             except np.linalg.LinAlgError:
                 damping *= 10.0
                 continue
-            trial = theta + step
+            trial = _onto_nonnegative_noise(theta + step, layout)
             if _is_stable(trial, jacs, p):
                 ll_new = log_likelihood(trial, data, jacs)
                 if ll_new > ll:
@@ -273,6 +312,7 @@ def fit_stationary_ml(
         "log_likelihood": ll,
         "iterations": iterations,
         "newton_decrement": float(decrement),
+        "noise_on_bound": int(np.sum(theta[dcols] <= 0.0)),
         "projected_to_hurwitz": bool(projected),
         "start_method": start.method,
     }
