@@ -6,7 +6,7 @@ weight (W4A16) and activation (W16A4) parts, and its advantage over an N-only la
 held-out cells.
 
 ``qat-scaling sweep --config grid.yaml --out DIR`` trains the grid (:mod:`qat_scaling.grid`)
-and calls :func:`write_sweep_report`, which reads it in six sections:
+and calls :func:`write_sweep_report`, which reads it in seven sections:
 
 1. ``delta``: seed mean and spread of delta per (N, D, scheme, G) -> :func:`delta_cells_table`.
 2. ``noise``: the paired-seed noise floor of delta -> :func:`noise_table`.
@@ -15,8 +15,10 @@ and calls :func:`write_sweep_report`, which reads it in six sections:
    (:func:`sweep_figure`).
 4. ``decomposition``: the exponents of the weight and activation parts -> in :func:`law_table`
    (rows W4A16 and W16A4) and :func:`decomposition_cells_table`.
-5. ``holdout``: leave-one-(N, D)-cell-out RMSE of the unified and the N-only law.
-6. ``torchao``: torchao-QAT cells against ours, cell by cell -> :func:`torchao_agreement_table`.
+5. ``group``: delta(G_max) - delta(G_min) per cell, paired within each seed, and a sign
+   test (the direct check of gG > 0) -> :func:`group_size_contrast_table`.
+6. ``holdout``: leave-one-(N, D)-cell-out RMSE of the unified and the N-only law.
+7. ``torchao``: torchao-QAT cells against ours, cell by cell -> :func:`torchao_agreement_table`.
 
 Besides ``results.md`` / ``results.json`` (the shared layout) it writes ``result.json`` (the
 fits, noise floor, held-out errors and agreement as plain JSON) and ``fit-<scheme>.json`` per
@@ -41,6 +43,7 @@ from .scaling_law import NotIdentifiableError, qat_error
 __all__ = [
     "decomposition_cells_table",
     "delta_cells_table",
+    "group_size_contrast_table",
     "law_table",
     "noise_table",
     "sweep_figure",
@@ -213,6 +216,81 @@ def decomposition_cells_table(errors: Sequence[Mapping], G: int) -> Table | None
         row["d_W / d_A"] = w / a if w is not None and a and a > 0 and w > 0 else None
         table.add_row(**row)
     return table
+
+
+def group_size_contrast_table(
+    errors: Sequence[Mapping], scheme: str = "W4A4"
+) -> tuple[Table | None, dict]:
+    """delta(G_max) - delta(G_min) per (N, D), paired within each seed, and a sign test.
+
+    Both runs of a seed share the FP run, the initial weights and the batches, so their
+    difference is ``L(G_max) - L(G_min)``: the group-size effect with the FP loss (and its
+    seed noise) cancelled. ``gG > 0`` predicts a positive difference in every cell. Returns
+    the table (``None`` with fewer than two G) and a summary: positive differences out of all
+    (cell, seed) pairs and the two-sided binomial sign-test p-value.
+
+    Examples:
+        >>> rows = [dict(scheme="W4A4", N=1, D=1, seed=s, G=g, delta=0.01 * g + 0.001 * s)
+        ...         for s in range(3) for g in (4, 16)]
+        >>> table, summary = group_size_contrast_table(rows)
+        >>> summary["positive"], summary["pairs"]
+        (3, 3)
+    """
+    from scipy.stats import binomtest
+
+    rows = [e for e in errors if e["scheme"] == scheme]
+    gs = sorted({e["G"] for e in rows})
+    if len(gs) < 2:
+        return None, {}
+    lo, hi = gs[0], gs[-1]
+    by = {(e["N"], e["D"], e["seed"], e["G"]): float(e["delta"]) for e in rows}
+    cells: dict[tuple, list[float]] = {}
+    for n, d, seed, g in by:
+        if g == hi and (n, d, seed, lo) in by:
+            cells.setdefault((n, d), []).append(by[(n, d, seed, hi)] - by[(n, d, seed, lo)])
+    name = f"delta(G={hi}) - delta(G={lo})"
+    table = Table(
+        f"Group size: {scheme} {name} per (N, D), paired within each seed",
+        [
+            "N",
+            "D",
+            f"mean delta G={lo}",
+            f"mean delta G={hi}",
+            name,
+            "seeds with a positive difference",
+        ],
+        notes=(
+            "Seed mean ± seed sd of the paired difference (the two runs of a seed share the FP "
+            "run, weights and batches, so the FP loss cancels). The paper (gG > 0): delta grows "
+            "with G, i.e. a positive difference in every cell."
+        ),
+    )
+    for (n, d), v in sorted(cells.items()):
+        a = np.asarray(v)
+        mlo = np.mean([x for (nn, dd, _, g), x in by.items() if (nn, dd, g) == (n, d, lo)])
+        mhi = np.mean([x for (nn, dd, _, g), x in by.items() if (nn, dd, g) == (n, d, hi)])
+        table.add_row(
+            N=n,
+            D=d,
+            **{
+                f"mean delta G={lo}": float(mlo),
+                f"mean delta G={hi}": float(mhi),
+                name: _fmt_ms(a.mean(), a.std(ddof=1) if len(a) > 1 else float("nan")),
+                "seeds with a positive difference": f"{int((a > 0).sum())} of {len(a)}",
+            },
+        )
+    diffs = np.concatenate([np.asarray(v) for v in cells.values()])
+    positive, pairs = int((diffs > 0).sum()), len(diffs)
+    summary = {
+        "scheme": scheme,
+        "G": [lo, hi],
+        "positive": positive,
+        "pairs": pairs,
+        "cells_with_positive_mean": int(sum(np.mean(v) > 0 for v in cells.values())),
+        "cells": len(cells),
+        "sign_test_p": float(binomtest(positive, pairs, 0.5).pvalue),
+    }
+    return table, summary
 
 
 def torchao_agreement_table(
@@ -426,6 +504,18 @@ def write_sweep_report(
             [law_table({s: fits[s] for s in parts}, bootstrap), dec],
             ["Exponents of the two parts (seed-bootstrap 95% intervals): " + " | ".join(lines)],
         )
+    gtable, gsummary = group_size_contrast_table(errors)
+    if gtable is not None:
+        report.add_section(
+            "group",
+            "delta grows with the group size G (gG > 0), cell by cell",
+            [gtable],
+            [
+                f"{gsummary['positive']} of {gsummary['pairs']} paired (cell, seed) differences "
+                f"are positive ({gsummary['cells_with_positive_mean']} of {gsummary['cells']} "
+                f"cell means); two-sided sign test p = {gsummary['sign_test_p']:.2g}."
+            ],
+        )
     holdout = None
     if "W4A4" in by:
         try:
@@ -469,6 +559,7 @@ def write_sweep_report(
         "fits": {s: f.to_dict() for s, f in fits.items()},
         "noise_floor": floors,
         "holdout": holdout,
+        "group_size_contrast": gsummary,
         "torchao_agreement": agree_rows,
         "records": len(records),
     }
