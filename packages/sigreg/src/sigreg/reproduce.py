@@ -107,8 +107,8 @@ class GamesSetting:
     games: list[str]  # MinAtar ids (>= 3 for the claim)
     optimisers: dict  # optimiser name (radam, adam, kron) -> learning rate
     lambdas: list[float]  # 0 = no regulariser
-    iterations: int  # rollouts per continual run
-    phase_iterations: int  # rollouts per non-stationarity phase (= the fresh run's length)
+    iterations: int  # PQN rollouts per run (warm-started and fresh alike)
+    pretrain: dict  # random-target pre-training of the warm-started agents (sigreg.warm_start)
     seeds: int
     pqn: dict  # the other PQNModule arguments (with num_envs, num_steps)
 

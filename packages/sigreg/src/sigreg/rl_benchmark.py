@@ -165,9 +165,16 @@ def run_agent(
     ns_period: int | None = None,
     ns_kinds: tuple[str, ...] = ("permute", "sign"),
     seed: int = 0,
+    pretrain: dict | None = None,
     **overrides,
 ) -> dict:
-    """Train one agent for ``iterations`` rollouts; episodes, AUC, diagnostics, timings."""
+    """Train one agent for ``iterations`` rollouts; episodes, AUC, diagnostics, timings.
+
+    ``pretrain`` (PQN only): keyword arguments of
+    :func:`sigreg.warm_start.pretrain_on_random_targets`; the agent is then warm-started from
+    a network pre-trained on random targets (the games study's plasticity protocol) and the
+    result holds ``pretrain`` (its losses and the diagnostics right after pre-training).
+    """
     from icml26_shared.trainer import quiet_trainer
 
     from sigreg.lightning import PPOModule, PQNModule, RolloutDataModule
@@ -191,6 +198,15 @@ def run_agent(
         module = PPOModule(iterations=iterations, **kw)
     else:
         raise ValueError(f"unknown agent {agent!r}; choose 'pqn' or 'ppo'")
+    pre = None
+    if pretrain is not None:
+        if agent != "pqn":
+            raise ValueError("pretrain is defined for the PQN agent only")
+        from sigreg.warm_start import pretrain_on_random_targets, random_policy_observations
+
+        pre = pretrain_on_random_targets(module, seed=seed, **pretrain)
+        probe = random_policy_observations(env_id, 256, seed + 20_011)
+        pre["diagnostics"] = module.diagnose(probe)
     trainer = quiet_trainer(max_epochs=1)
     t0 = time.perf_counter()
     trainer.fit(module, datamodule=RolloutDataModule(iterations))
@@ -207,6 +223,7 @@ def run_agent(
         "update_s": module.update_time,
         "reg_s": module.reg_time,
         "diagnostics": diag,
+        "pretrain": pre,
     }
 
 
