@@ -69,11 +69,16 @@ def test_batched_ema_equals_the_per_row_recursion():
 
 
 def _naive_group_values(est, embs, rewards):
-    """The definition: for each query node, k-NN over the other rollouts' nodes, pair by pair."""
+    """The definition: for each query node, k-NN over the other rollouts' nodes, pair by pair
+    (nodes within ``length_window`` of the query only; with ``per_rollout`` each rollout's
+    nearest node), shrunk toward the other rollouts' mean reward with ``baseline_weight``."""
     out = []
+    rewards = [float(r) for r in rewards]
     for i, q in enumerate(embs):
         qn = est.query_nodes(q.shape[0])
         ks = [est.k] * len(qn) if est.min_k is None else k_schedule(len(qn), est.k, est.min_k)
+        others = [r for j, r in enumerate(rewards) if j != i or est.include_self]
+        base = sum(others) / len(others)
         vals = []
         for n, k in zip(qn, ks, strict=True):
             dists, labels = [], []
@@ -83,13 +88,25 @@ def _naive_group_values(est, embs, rewards):
                     if not est.include_self:
                         continue
                     nodes = [m for m in nodes if m <= n]
+                if est.length_window is not None:
+                    nodes = [m for m in nodes if abs(m - n) <= est.length_window]
+                if not nodes:
+                    continue
                 row = prefix_chamfer(q, e, est.distance)[n - 1]
-                dists += [float(row[m - 1]) for m in nodes]
-                labels += [float(rewards[j])] * len(nodes)
+                d = [float(row[m - 1]) for m in nodes]
+                d = [min(d)] if est.per_rollout else d
+                dists += d
+                labels += [rewards[j]] * len(d)
             vals.append(
                 knn_value(
-                    torch.tensor(dists), torch.tensor(labels), k, est.min_distance, est.temperature
-                )
+                    torch.tensor(dists),
+                    torch.tensor(labels),
+                    k,
+                    est.min_distance,
+                    est.temperature,
+                    base,
+                    est.baseline_weight,
+                )  # fmt: skip
             )
         out.append(vals)
     return out
@@ -104,6 +121,11 @@ def _naive_group_values(est, embs, rewards):
         {"k": 6, "include_self": True},
         {"k": 3, "temperature": 2.0, "min_interval": 2},
         {"k": 5, "distance": "symmetric"},
+        {"k": 5, "length_window": 1},
+        {"k": 3, "per_rollout": True},
+        {"k": 6, "baseline_weight": 2.0, "distance": "symmetric"},
+        {"k": 4, "length_window": 0, "per_rollout": True, "baseline_weight": 0.5},
+        {"k": 6, "include_self": True, "length_window": 2, "baseline_weight": 1.0},
     ],
 )
 def test_group_values_equal_the_naive_loop(kw):

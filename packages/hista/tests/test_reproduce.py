@@ -33,7 +33,9 @@ def test_sections_write_tables_and_order_estimators(tmp_path):
     assert teacher["group mean (GRPO)"]["within-problem std"] == 0.0
     assert teacher["group mean (GRPO)"]["seeds"] == 2
     assert teacher["group mean (GRPO)"]["± 95% (V_MC)"] is not None
-    assert {"Numca (validated)", "Hista (validated)"} <= set(teacher)
+    assert {"Numca (default: validated)", "Hista (default: validated)"} <= set(teacher)
+    delta = teacher["group mean (GRPO)"]["Δ vs group (exact)"]
+    assert delta == 0.0  # the group mean against itself, paired per seed
     assert sveb[2].rows[-1]["value estimate"].startswith("oracle")
     rl = report.sections["rl"].tables[0].rows
     assert [r["advantage"] for r in rl if r["trainer"] == "hista"] == [

@@ -160,23 +160,49 @@ class NumcaEstimator:
 
 
 class HistaValue:
-    def __init__(self, encoder: Encoder, estimator: HistaEstimator, name: str | None = None):
+    """Hista's value of an SVEB state: :class:`~hista.hista_knn.HistaEstimator` over the pool.
+
+    Parameters
+    ----------
+    encoder: hidden states of ``prompt + text`` (``Encoder`` or ``InformativeEncoder``).
+    estimator: the k-NN estimator (its options: distance, ``k``, EMA rate, length window,
+    one node per rollout, group-mean weight). name: row label.
+    cache: optional dict shared between ``HistaValue`` objects of the same encoder: response
+    embeddings keyed by text and EMA settings (a validation grid embeds each text once per
+    ``alpha``).
+
+    Reference: Chen et al., "Hista and Numca", ICML 2026 (arXiv 2605.29782), Hista (SVEB).
+    """
+
+    def __init__(
+        self,
+        encoder: Encoder,
+        estimator: HistaEstimator,
+        name: str | None = None,
+        cache: dict | None = None,
+    ):
         self.encoder, self.est = encoder, estimator
+        self.cache = {} if cache is None else cache
         self.name = name or (
             "Hista" + (" (include_self, reference)" if estimator.include_self else "")
         )
 
+    def _embed(self, texts: list[str], start: int) -> list[torch.Tensor]:
+        e = self.est
+        key = (e.alpha, e.ema_init, e.mean_window, start)
+        todo = [t for t in dict.fromkeys(texts) if (t, key) not in self.cache]
+        for t, h in zip(todo, self.encoder.states(todo), strict=True):
+            self.cache[(t, key)] = e.embed(h, start)
+        return [self.cache[(t, key)] for t in texts]
+
     def predict(self, case: SvebCase) -> float:
         prompt = case.problem.prompt
-        start = len(prompt)
         texts = [prompt + r for r in case.pool] + [prompt + case.prefix, prompt + case.source]
-        states = self.encoder.states(texts)
-        pool = [self.est.embed(h, start) for h in states[: len(case.pool)]]
-        query = self.est.embed(states[-2], start)
-        own = self.est.embed(states[-1], start)
+        embs = self._embed(texts, len(prompt))
         return self.est.estimate(
-            query, pool, torch.tensor(case.pool_rewards), own, case.source_reward
-        )
+            embs[-2], embs[: len(case.pool)], torch.tensor(case.pool_rewards), embs[-1],
+            case.source_reward,
+        )  # fmt: skip
 
 
 class CriticValue:

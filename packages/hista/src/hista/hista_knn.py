@@ -16,9 +16,17 @@ Chen et al., ICML 2026 (arXiv 2605.29782); authors' code ``src/rl/utils/hista_ut
    pairs of rollouts and all prefix pairs at once with one batched ``cdist``, ``cummin`` and
    ``cumsum`` (shapes (Na, La, H) x (Nb, Lb, H) -> (Na, Nb, La, Lb)).
 4. ``knn_value``: ``V = sum w r / sum w`` over the ``k`` nearest pool prefixes,
-   ``w = 1 / max(d, min_distance)^temperature``.
+   ``w = 1 / max(d, min_distance)^temperature``. Beyond the reference (all off by default):
+   ``baseline_weight`` b adds the group mean ``g`` as a pseudo-neighbour of weight
+   ``b / min_distance^temperature`` (b neighbours at the closest possible distance), so
+   ``V = (sum w r + b w_max g) / (sum w + b w_max)``: the estimate falls back to the group
+   mean when its neighbours are far (weak evidence) and follows them when they are close.
 5. ``k_schedule``: ``k_i = max_k - floor((max_k - min_k) / m) * i`` along the response.
-6. ``HistaEstimator``: nodes every ``min_interval`` tokens (plus the response end), the pool of
+6. ``HistaEstimator``: options beyond the reference: ``length_window`` (only pool nodes whose
+   prefix length is within that many units of the query's, the length-restricted Chamfer
+   comparison), ``per_rollout`` (each pool rollout contributes its nearest node only, so
+   long rollouts do not outvote short ones and ``k >= G`` with equal weights is exactly the
+   group mean) and ``baseline_weight`` (above). Nodes every ``min_interval`` tokens (plus the response end), the pool of
    prefixes of the *other* rollouts of the group; ``group_values`` gives every intermediate
    node of every rollout of a group in one vectorised pass (the RL step), ``estimate`` one
    query (SVEB). The authors' k-NN also keeps the query's own prefixes (no longer than the
@@ -142,25 +150,44 @@ def knn_value(
     k: int,
     min_distance: float = 3.0,
     temperature: float = 1.0,
+    baseline: float | None = None,
+    baseline_weight: float = 0.0,
 ) -> float:
     """Inverse-distance-weighted mean reward of the ``k`` nearest pool prefixes.
+
+    With ``baseline_weight`` b > 0 the ``baseline`` (the group mean) joins as a pseudo-neighbour
+    of weight ``b / min_distance^temperature``; with no pool prefix at all the value is the
+    baseline.
 
     Examples
     --------
     >>> round(knn_value(torch.tensor([1.0, 2.0, 10.0]), torch.tensor([1.0, 0.0, 0.0]), k=2, min_distance=0.5), 4)
     0.6667
+    >>> round(knn_value(torch.tensor([10.0]), torch.tensor([1.0]), 1, 1.0, baseline=0.0, baseline_weight=1.0), 4)
+    0.0909
     """
-    if min_distance <= 0 or temperature <= 0:
+    if min_distance <= 0 or temperature <= 0 or baseline_weight < 0:
         raise ValueError(
-            f"min_distance and temperature must be > 0, got {min_distance}, {temperature}"
+            "min_distance and temperature must be > 0 and baseline_weight >= 0, got "
+            f"{min_distance}, {temperature}, {baseline_weight}"
         )
+    if baseline_weight > 0 and baseline is None:
+        raise ValueError("baseline_weight > 0 needs the baseline (the group mean)")
     distances, rewards = distances.flatten(), rewards.flatten().to(distances.dtype)
-    if len(distances) != len(rewards) or len(distances) == 0:
-        raise ValueError(f"{len(distances)} distances for {len(rewards)} rewards (need equal, > 0)")
+    if len(distances) != len(rewards):
+        raise ValueError(f"{len(distances)} distances for {len(rewards)} rewards (need equal)")
+    if len(distances) == 0:
+        if baseline is None:
+            raise ValueError("no pool prefixes and no baseline")
+        return float(baseline)
     k = max(1, min(int(k), len(distances)))
     near = torch.topk(distances, k, largest=False).indices
     w = distances[near].clamp(min=min_distance).pow(-temperature)
-    return float((w * rewards[near]).sum() / w.sum())
+    num, den = (w * rewards[near]).sum(), w.sum()
+    if baseline_weight > 0:
+        prior = baseline_weight * min_distance ** (-temperature)
+        num, den = num + prior * baseline, den + prior
+    return float(num / den)
 
 
 def k_schedule(m: int, max_k: int = 66, min_k: int = 6) -> list[int]:
@@ -185,6 +212,12 @@ class HistaEstimator:
     (``group_values``). include_self: also keep the query rollout's own nodes no longer than the
     query (the reference code's self-reward leak). distance: ``"longer"`` (the reference's
     one-sided prefix Chamfer distance) or ``"symmetric"`` (:func:`prefix_chamfer_batch`).
+    length_window: ``None`` (the reference: pool nodes of every length) or the largest
+    difference, in downsampled units, between a pool node's prefix length and the query's.
+    per_rollout: one neighbour per pool rollout (its nearest node) instead of every node.
+    baseline_weight: weight of the group mean as a pseudo-neighbour (:func:`knn_value`; 0 =
+    the reference). The defaults reproduce the reference; :func:`hista.sveb_mini.validated_hista`
+    chooses these options, ``k`` and ``alpha`` on a validation split.
 
     Reference: Chen et al., "Hista and Numca", ICML 2026 (arXiv 2605.29782), Hista.
 
@@ -206,8 +239,15 @@ class HistaEstimator:
     ema_init: str = "standard"
     min_k: int | None = None
     distance: str = "longer"
+    length_window: int | None = None
+    per_rollout: bool = False
+    baseline_weight: float = 0.0
 
     def __post_init__(self) -> None:
+        if self.length_window is not None and self.length_window < 0:
+            raise ValueError(f"length_window must be None or >= 0, got {self.length_window}")
+        if self.baseline_weight < 0:
+            raise ValueError(f"baseline_weight must be >= 0, got {self.baseline_weight}")
         if self.min_distance <= 0 or self.temperature <= 0 or self.k < 1 or self.min_interval < 1:
             raise ValueError("min_distance, temperature must be > 0 and k, min_interval >= 1")
         if self.distance not in DISTANCES:
@@ -279,7 +319,16 @@ class HistaEstimator:
             if qn:
                 k_node[j, [n - 1 for n in qn]] = torch.tensor(ks)
         pos = torch.arange(length)
-        labels = rewards[:, None].expand(g, length).reshape(-1)  # (G*L,) pool labels
+        # the group mean each rollout falls back to: the other rollouts' mean reward (with
+        # include_self, the whole group's)
+        total = rewards.sum()
+        base = rewards.new_full((g,), float(total) / g) if self.include_self else (
+            (total - rewards) / (g - 1)
+        )  # fmt: skip
+        in_window = torch.ones(length, length, dtype=torch.bool)  # (query n-1, pool m-1)
+        if self.length_window is not None:
+            in_window = (pos[:, None] - pos[None, :]).abs() <= self.length_window
+        w_prior = self.baseline_weight * self.min_distance ** (-self.temperature)
         chunk = max(1, (1 << 23) // max(1, g * length * length))
         values = torch.zeros(g, length)
         for lo in range(0, g, chunk):
@@ -293,13 +342,22 @@ class HistaEstimator:
             if self.include_self:  # own nodes no longer than the query (reference code)
                 mine = node[q][:, None, :] & (pos[None, None, :] <= pos[None, :, None])
                 keep[own] = mine.reshape(-1, length, length)
-            d = d.masked_fill(~keep, torch.inf).permute(0, 2, 1, 3).reshape(len(q), length, -1)
+            keep &= in_window[None, None]
+            d = d.masked_fill(~keep, torch.inf).permute(0, 2, 1, 3)  # (c, Lq, G, Lp)
+            if self.per_rollout:  # each pool rollout's nearest node
+                d, lab = d.min(-1).values, rewards  # (c, Lq, G), (G,)
+            else:
+                d = d.reshape(len(q), length, -1)  # (c, Lq, G*Lp)
+                lab = rewards[:, None].expand(g, length).reshape(-1)
             kmax = min(self.k, d.shape[-1])
             near, idx = torch.topk(d, kmax, dim=-1, largest=False)  # (c, L, kmax)
             rank_ok = torch.arange(kmax)[None, None] < k_node[q][..., None]
             w = near.clamp(min=self.min_distance).pow(-self.temperature)
             w = torch.where(torch.isfinite(near) & rank_ok, w, torch.zeros_like(w))
-            values[q] = (w * labels[idx]).sum(-1) / w.sum(-1).clamp(min=1e-30)
+            num = (w * lab[idx]).sum(-1) + w_prior * base[q][:, None]
+            den = w.sum(-1) + w_prior
+            # no neighbour in range and no prior: the group mean (nothing else is known)
+            values[q] = torch.where(den > 0, num / den.clamp(min=1e-30), base[q][:, None])
         return [values[i, [n - 1 for n in self.query_nodes(int(lens[i]))]] for i in range(g)]
 
     def estimate(
@@ -309,8 +367,12 @@ class HistaEstimator:
         rewards: torch.Tensor,
         own: torch.Tensor | None = None,
         own_reward: float | None = None,
+        baseline: float | None = None,
     ) -> float:
         """Value of the prefix embedded as ``query`` (Lq, H) from the pool rollouts' nodes.
+
+        ``baseline``: the group mean the estimate shrinks toward (``baseline_weight``) and falls
+        back to when no pool node is in range; default the pool's mean reward.
 
         ``own``/``own_reward`` (the query's full rollout) enter only with ``include_self``:
         then its nodes no longer than the query join the pool (the reference behaviour).
@@ -336,9 +398,19 @@ class HistaEstimator:
             nodes = self.nodes(int(lens[idx]))
             if self.include_self and idx == len(items) - 1:
                 nodes = [n for n in nodes if n <= lq]
-            dists.append(row[idx, [n - 1 for n in nodes]])
-            labs.extend([lab] * len(nodes))
-        d = torch.cat(dists)
-        if len(d) == 0:
-            raise ValueError("no pool nodes to compare with")
-        return knn_value(d, torch.tensor(labs), self.k, self.min_distance, self.temperature)
+            if self.length_window is not None:
+                nodes = [n for n in nodes if abs(n - lq) <= self.length_window]
+            if not nodes:
+                continue
+            d = row[idx, [n - 1 for n in nodes]]
+            if self.per_rollout:
+                d = d.min()[None]
+            dists.append(d)
+            labs.extend([lab] * len(d))
+        if baseline is None:
+            baseline = float(rewards.mean())
+        d = torch.cat(dists) if dists else torch.zeros(0)
+        return knn_value(
+            d, torch.tensor(labs), self.k, self.min_distance, self.temperature, baseline,
+            self.baseline_weight,
+        )  # fmt: skip

@@ -46,13 +46,20 @@ TEACHER_ROLLOUTS = "teacher rollouts (exact values)"
 
 #: Numca options tried on the validation split: (prior pseudo-visits, value of unseen states).
 NUMCA_GRID = [(p, u) for p in (0.0, 1.0, 4.0, 16.0) for u in ("table", "parent")]
-#: Hista options tried on the validation split (the rest of ``ARITH_HISTA`` kept).
+#: Hista options tried on the validation split (the rest of ``ARITH_HISTA`` kept): the prefix
+#: Chamfer distance (one-sided as the reference, or symmetric), ``k``, the EMA rate ``alpha``,
+#: the length window (``None``: every pool node, the reference) and the weight ``b`` of the
+#: group mean as a pseudo-neighbour (0: the reference; at ``min_distance = 0.05`` the group
+#: mean weighs as much as ``20 b`` neighbours at distance 1). The reference setting
+#: (``ARITH_HISTA``) is one of the 144 candidates.
 HISTA_GRID = [
-    {"distance": d, "k": k, "min_distance": m}
+    {"distance": d, "k": k, "alpha": a, "length_window": w, "baseline_weight": b}
     for d in ("longer", "symmetric")
-    for k in (16, 64)
-    for m in (0.05, 1.0)
-]
+    for k in (4, 16, 64)
+    for a in (0.5, 0.7, 0.9)
+    for w in (None, 2)
+    for b in (0.0, 0.05, 0.5, 8.0)
+]  # fmt: skip
 
 
 def select_on_validation(candidates: list, val_cases: list) -> tuple[object, float]:
@@ -75,6 +82,28 @@ def select_on_validation(candidates: list, val_cases: list) -> tuple[object, flo
     return candidates[best], float(mae)
 
 
+def validated_hista(
+    encoder, val_cases: list, grid: list[dict] | None = None, base: dict | None = None
+) -> tuple[HistaEstimator, float]:
+    """Hista's options chosen on a validation split: the :class:`HistaEstimator` of
+    ``{**base, **g}`` for the ``g`` in ``grid`` (default :data:`HISTA_GRID` over
+    :data:`~hista.hista_knn.ARITH_HISTA`) with the lowest MAE vs ``V_MC`` on ``val_cases``
+    (SVEB cases of *other* problems than those scored), and that MAE. Embeddings are shared
+    across the grid (one EMA per text and ``alpha``).
+    """
+    grid = HISTA_GRID if grid is None else grid
+    base = ARITH_HISTA if base is None else base
+    cache: dict = {}
+    cands = [HistaValue(encoder, HistaEstimator(**{**base, **g}), cache=cache) for g in grid]
+    best, mae = select_on_validation(cands, val_cases)
+    return best.est, mae
+
+
+def hista_options(est: HistaEstimator) -> str:
+    """The options :data:`HISTA_GRID` varies, as ``name value`` pairs."""
+    return ", ".join(f"{k} {getattr(est, k)}" for k in HISTA_GRID[0])
+
+
 def sveb_estimators(
     enc: Encoder, critic: CriticModule, exact: bool, val_cases: list | None = None
 ) -> tuple[list, list[str]]:
@@ -90,54 +119,74 @@ def sveb_estimators(
         VineMC(4),
         NumcaEstimator(name="Numca (reference: plain means, unseen = 0)"),
         HistaValue(enc, HistaEstimator(**ARITH_HISTA), "Hista (reference distance, fixed k)"),
-    ]
-    chosen = []
-    hista_kw = dict(ARITH_HISTA)
-    if val_cases:
-        numca, mae = select_on_validation([NumcaEstimator(p, u) for p, u in NUMCA_GRID], val_cases)
-        ests.append(NumcaEstimator(numca.prior, numca.unseen, "Numca (validated)"))
-        chosen.append(f"Numca: prior {numca.prior:g}, unseen {numca.unseen} (val MAE {mae:.3f})")
-        cands = [HistaValue(enc, HistaEstimator(**{**ARITH_HISTA, **g})) for g in HISTA_GRID]
-        hista, mae = select_on_validation(cands, val_cases)
-        hista_kw = {**ARITH_HISTA, **{k: getattr(hista.est, k) for k in HISTA_GRID[0]}}
-        ests.append(HistaValue(enc, HistaEstimator(**hista_kw), "Hista (validated)"))
-        chosen.append(
-            "Hista: " + ", ".join(f"{k} {hista_kw[k]}" for k in HISTA_GRID[0])
-            + f" (val MAE {mae:.3f})"
-        )  # fmt: skip
-    ests.append(
         HistaValue(
             InformativeEncoder(enc, INFORMATIVE_SCALE),
-            HistaEstimator(**hista_kw),
-            "Hista, informative states (+ planted wrong-sum coordinate)",
+            HistaEstimator(**ARITH_HISTA),
+            "Hista (reference), informative states (+ planted wrong-sum coordinate)",
+        ),
+    ]
+    chosen = []
+    if val_cases:
+        numca, mae = select_on_validation([NumcaEstimator(p, u) for p, u in NUMCA_GRID], val_cases)
+        ests.append(NumcaEstimator(numca.prior, numca.unseen, "Numca (default: validated)"))
+        chosen.append(f"Numca: prior {numca.prior:g}, unseen {numca.unseen} (val MAE {mae:.3f})")
+        hista, mae = validated_hista(enc, val_cases)
+        ests.append(HistaValue(enc, hista, "Hista (default: validated)"))
+        chosen.append(f"Hista: {hista_options(hista)} (val MAE {mae:.3f})")
+        inf_enc = InformativeEncoder(enc, INFORMATIVE_SCALE)
+        inf, mae = validated_hista(inf_enc, val_cases)
+        ests.append(
+            HistaValue(
+                inf_enc,
+                inf,
+                "Hista (default: validated), informative states (+ planted wrong-sum coordinate)",
+            )  # fmt: skip
         )
-    )
+        chosen.append(f"Hista, informative states: {hista_options(inf)} (val MAE {mae:.3f})")
     return ests + ([Oracle()] if exact else []), chosen
 
 
 def seed_summary(title: str, per_seed: list, notes: str = ""):
-    """Mean and 95 % t-interval half-width over seeds of each row of per-seed SVEB tables."""
+    """Mean and 95 % t-interval half-width over seeds of each row of per-seed SVEB tables.
+
+    ``Δ vs group`` is the paired difference, per seed, between a row's MAE and the group
+    mean's MAE on the same states (negative: better than the group mean), with its 95 %
+    t-interval: an interval entirely below 0 means the row beats the group mean.
+    """
     from icml26_shared.results import Table
 
     from .rl_comparison import t_interval
 
-    cols = ["estimator", "MAE vs V_MC", "± 95% (V_MC)", "MAE vs exact", "± 95% (exact)",
+    cols = ["estimator", "MAE vs V_MC", "± 95% (V_MC)", "Δ vs group (V_MC)", "± 95% (Δ V_MC)",
+            "MAE vs exact", "± 95% (exact)", "Δ vs group (exact)", "± 95% (Δ exact)",
             "Spearman", "within-problem std", "seeds"]  # fmt: skip
     table = Table(title, cols, notes=notes)
     n = len(per_seed)
     ci = t_interval
+    group = [next(r for r in t.rows if r["estimator"] == GroupMean.name) for t in per_seed]
 
     for i, row in enumerate(per_seed[0].rows):
         rows = [t.rows[i] for t in per_seed]
         mc = [r["MAE vs V_MC"] for r in rows]
-        ex = [r["MAE vs exact"] for r in rows if r["MAE vs exact"] is not None]
+        d_mc = [r["MAE vs V_MC"] - g["MAE vs V_MC"] for r, g in zip(rows, group, strict=True)]
+        has_ex = all(r["MAE vs exact"] is not None for r in rows)
+        ex = [r["MAE vs exact"] for r in rows] if has_ex else []
+        d_ex = (
+            [r["MAE vs exact"] - g["MAE vs exact"] for r, g in zip(rows, group, strict=True)]
+            if has_ex
+            else []
+        )
         table.add_row(
             estimator=row["estimator"],
             **{
                 "MAE vs V_MC": float(np.mean(mc)),
                 "± 95% (V_MC)": ci(mc),
-                "MAE vs exact": float(np.mean(ex)) if len(ex) == n else None,
-                "± 95% (exact)": ci(ex) if len(ex) == n else None,
+                "Δ vs group (V_MC)": float(np.mean(d_mc)),
+                "± 95% (Δ V_MC)": ci(d_mc),
+                "MAE vs exact": float(np.mean(ex)) if has_ex else None,
+                "± 95% (exact)": ci(ex) if has_ex else None,
+                "Δ vs group (exact)": float(np.mean(d_ex)) if has_ex else None,
+                "± 95% (Δ exact)": ci(d_ex) if has_ex else None,
                 "Spearman": float(np.nanmean([r["Spearman"] for r in rows])),
                 "within-problem std": (
                     None
