@@ -5,7 +5,7 @@ import torch
 from torch import nn
 from watersic.evaluation import lm_report
 from watersic.lightning import train_tiny_llama
-from watersic.model_quantization import load_quantized, quantize_model
+from watersic.model_quantization import MODEL_DAMPING, load_quantized, quantize_model
 from watersic.text_corpus import byte_sequences, stdlib_text
 from watersic.tiny_llm import TinyLlamaSpec
 
@@ -84,8 +84,13 @@ def test_few_calibration_tokens_warn(tiny):
 
 def test_damping_reaches_every_layer(tiny):
     model, cal, _ = tiny
-    lo = quantize_model(model, cal, 3.0, "watersic", rate_control=False)
+    lo = quantize_model(model, cal, 3.0, "watersic", rate_control=False, damping=1e-4)
     hi = quantize_model(model, cal, 3.0, "watersic", rate_control=False, damping=1e-2)
+    default = quantize_model(model, cal, 3.0, "watersic", rate_control=False)
+    first = next(iter(hi.layers))
+    assert default.layers[first].info["damping_delta"] == pytest.approx(
+        MODEL_DAMPING / 1e-2 * hi.layers[first].info["damping_delta"], rel=1e-9
+    )
     for name, q in hi.layers.items():
         # delta = damping * mean diag; the first layers see the same inputs, so 100x exactly
         ratio = q.info["damping_delta"] / lo.layers[name].info["damping_delta"]

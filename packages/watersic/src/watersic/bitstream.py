@@ -7,16 +7,19 @@ Format (little endian)::
 
     b"WSIC" | u8 version | u8 mode | u32 a | u32 n | u32 n_dead | i32 zmin | i32 zmax
     | dead indices (u16, or u32 when n > 65536)
-    | f32 row normaliser | fp16 row scales (a) | f32 column normaliser | fp16 column scales
-    | entropy model | u32 n_words | ANS payload (u32 words)
+    | f32 row normaliser | fp16 row scales (a) | [pooled: f32 column normaliser | fp16 column
+    scales] | entropy model | u32 n_words | ANS payload (u32 words)
 
 Entropy models:
 
 * ``pooled`` (mode 0): one categorical table over [zmin, zmax], sent as u32 counts -- the
   model behind the pooled entropy;
-* ``per_column`` (mode 1, also the ``coded`` accounting's): one parametric model per live column, a quantized Gaussian or a
-  quantized Laplace (whichever codes the column shorter), sent as a 1-bit family flag and fp16
-  mean and scale -- 33 bits per column instead of a full histogram.
+* ``per_column`` (mode 1, also the ``coded`` accounting's): a zero flag per live column
+  (packed bits); then, for the columns with a non-zero code only, their fp16 scales (in place of
+  the column scales above, which this mode leaves out), a 1-bit family flag (quantized Gaussian
+  or quantized Laplace, whichever codes the column shorter), a u8 log-scale index and an i8
+  mean index (:func:`watersic.entropy.model_indices`) -- 18 bits of model per column instead of
+  a full histogram; all-zero columns are not coded at all.
 
 Symbols are coded column by column with ``constriction.stream.stack.AnsCoder`` (exact,
 invertible); decoding reproduces the codes bit for bit.
@@ -30,10 +33,10 @@ import constriction
 import numpy as np
 import torch
 
-from watersic.entropy import column_models
+from watersic.entropy import column_models, model_indices, model_mean, model_scale
 
 MAGIC = b"WSIC"
-VERSION = 1
+VERSION = 2
 MODES = {"pooled": 0, "per_column": 1}
 #: The bitstream mode that realises each rate accounting.
 ACCOUNTING_MODE = {"pooled": "pooled", "per_column": "per_column", "coded": "per_column"}
@@ -56,9 +59,16 @@ def fp16_round(v: np.ndarray) -> np.ndarray:
 
 
 def _column_models(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-column family flag (0 Gaussian, 1 Laplace), fp16 mean and fp16 scale."""
+    """Per-column family flag (0 Gaussian, 1 Laplace), u8 scale index and i8 mean index."""
     family, mean, scale, _ = column_models(torch.from_numpy(np.asarray(Z, dtype=np.int64)))
-    return family.numpy(), mean.numpy().astype(np.float16), scale.numpy().astype(np.float16)
+    scale_idx, mean_idx = model_indices(mean, scale)
+    return family.numpy(), scale_idx.numpy().astype(np.uint8), mean_idx.numpy().astype(np.int8)
+
+
+def _model_values(scale_idx: np.ndarray, mean_idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    si = torch.from_numpy(scale_idx.astype(np.int64))
+    mi = torch.from_numpy(mean_idx.astype(np.int64))
+    return model_mean(si, mi).numpy(), model_scale(si).numpy()
 
 
 def encode(
@@ -79,7 +89,9 @@ def encode(
     zmax = int(Z.max()) if Z.size else 0
     out = [MAGIC, struct.pack("<BBIIIii", VERSION, MODES[mode], a, n, dead.size, zmin, zmax)]
     out.append(dead.astype("<u2" if n <= 65536 else "<u4").tobytes())
-    for v in (row_scale, col_scale):
+    nonzero = np.any(Z != 0, axis=0) if Z.size else np.zeros(Z.shape[1], dtype=bool)
+    scales = [row_scale, col_scale] if mode == "pooled" else [row_scale]
+    for v in scales:
         norm, half = fp16_normalised(v)
         out.append(struct.pack("<f", norm))
         out.append(half.astype("<f2").tobytes())
@@ -94,11 +106,17 @@ def encode(
             )
             coder.encode_reverse((symbols - zmin).astype(np.int32), model)
         else:
-            family, mean, scale = _column_models(Z)
+            out.append(np.packbits(nonzero.astype(np.uint8)).tobytes())
+            norm, half = fp16_normalised(np.asarray(col_scale, dtype=np.float64)[nonzero])
+            out.append(struct.pack("<f", norm))
+            out.append(half.astype("<f2").tobytes())
+            Zc = Z[:, nonzero]
+            family, scale_idx, mean_idx = _column_models(Zc)
             out.append(np.packbits(family).tobytes())
-            out.append(mean.astype("<f2").tobytes())
-            out.append(scale.astype("<f2").tobytes())
-            _encode_per_column(coder, Z, family, mean, scale, zmin, zmax)
+            out.append(scale_idx.tobytes())
+            out.append(mean_idx.tobytes())
+            mean, scale = _model_values(scale_idx, mean_idx)
+            _encode_per_column(coder, Zc, family, mean, scale, zmin, zmax)
     payload = coder.get_compressed().astype("<u4")
     out.append(struct.pack("<I", payload.size))
     out.append(payload.tobytes())
@@ -127,34 +145,55 @@ def decode(data: bytes) -> dict:
         raise ValueError("not a WaterSIC bitstream (bad magic bytes)")
     version, mode, a, n, n_dead, zmin, zmax = struct.unpack_from("<BBIIIii", data, 4)
     if version != VERSION:
-        raise ValueError(f"unsupported WaterSIC bitstream version {version}")
+        raise ValueError(
+            f"unsupported WaterSIC bitstream version {version} (this reader: "
+            f"{VERSION}; quantize the model again with this watersic)"
+        )
     pos = 4 + struct.calcsize("<BBIIIii")
     idt = np.dtype("<u2" if n <= 65536 else "<u4")
     dead = np.frombuffer(data, dtype=idt, count=n_dead, offset=pos).astype(np.int64)
     pos += idt.itemsize * n_dead
     n_live = n - n_dead
-    scales = []
-    for count in (a, n_live):
+
+    def read_scales(count: int) -> np.ndarray:
+        nonlocal pos
         (norm,) = struct.unpack_from("<f", data, pos)
         pos += 4
         half = np.frombuffer(data, dtype="<f2", count=count, offset=pos)
         pos += 2 * count
-        scales.append(half.astype(np.float64) * np.float64(np.float32(norm)))
+        return half.astype(np.float64) * np.float64(np.float32(norm))
+
+    def read_bits(count: int) -> np.ndarray:
+        nonlocal pos
+        nb = (count + 7) // 8
+        bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8, count=nb, offset=pos))
+        pos += nb
+        return bits[:count].astype(bool)
+
+    scales = [read_scales(a)]
     K = zmax - zmin + 1
     total = a * n_live
+    nonzero = np.ones(n_live, dtype=bool)
+    if mode == 0:
+        scales.append(read_scales(n_live))
+    else:
+        col = np.zeros(n_live, dtype=np.float64)
+        if total:
+            nonzero = read_bits(n_live)
+            col[nonzero] = read_scales(int(nonzero.sum()))
+        scales.append(col)
     if total:
         if mode == 0:
             counts = np.frombuffer(data, dtype="<u4", count=K, offset=pos)
             pos += 4 * K
         else:
-            nb = (n_live + 7) // 8
-            family = np.unpackbits(np.frombuffer(data, dtype=np.uint8, count=nb, offset=pos))
-            family = family[:n_live]
-            pos += nb
-            mean = np.frombuffer(data, dtype="<f2", count=n_live, offset=pos)
-            pos += 2 * n_live
-            scale = np.frombuffer(data, dtype="<f2", count=n_live, offset=pos)
-            pos += 2 * n_live
+            m = int(nonzero.sum())
+            family = read_bits(m)
+            scale_idx = np.frombuffer(data, dtype=np.uint8, count=m, offset=pos)
+            pos += m
+            mean_idx = np.frombuffer(data, dtype=np.int8, count=m, offset=pos)
+            pos += m
+            mean, scale = _model_values(scale_idx, mean_idx)
     (n_words,) = struct.unpack_from("<I", data, pos)
     pos += 4
     payload = np.frombuffer(data, dtype="<u4", count=n_words, offset=pos).astype(np.uint32)
@@ -169,10 +208,10 @@ def decode(data: bytes) -> dict:
             Z = sym.reshape(n_live, a).T.copy()
         else:
             gauss, laplace = _family_models(zmin, zmax)
-            for j in range(n_live):
-                mu = np.full(a, float(mean[j]), dtype=np.float64)
-                sc = np.full(a, float(scale[j]), dtype=np.float64)
-                Z[:, j] = coder.decode(laplace if family[j] else gauss, mu, sc)
+            for k, j in enumerate(np.flatnonzero(nonzero)):
+                mu = np.full(a, float(mean[k]), dtype=np.float64)
+                sc = np.full(a, float(scale[k]), dtype=np.float64)
+                Z[:, j] = coder.decode(laplace if family[k] else gauss, mu, sc)
     mode_name = {v: k for k, v in MODES.items()}[mode]
     return {
         "codes": Z,

@@ -108,7 +108,7 @@ def quantize(
     rate: float = 3.0,
     method: Method = "watersic",
     out: Path | None = None,
-    accounting: Literal["pooled", "per_column", "coded"] = "pooled",
+    accounting: Literal["pooled", "per_column", "coded"] = "coded",
     group_size: int | None = None,
     damping: float | None = None,
     calibration: str = "stdlib",
@@ -117,6 +117,10 @@ def quantize(
     seq_len: int = 512,
     quick: bool = False,
     seed: int = 0,
+    attention_weighted: bool = False,
+    adaptive_blend: bool = False,
+    blend_mlp: bool = False,
+    zero_rows: str | None = None,
 ) -> None:
     """Quantize a whole model and save safetensors + a JSON manifest.
 
@@ -132,7 +136,7 @@ def quantize(
         accounting: WaterSIC entropy accounting.
         group_size: GPTQ/RTN/HQQ group size.
         damping: Damping of the second moment as a fraction of its mean diagonal (default:
-            each method's own, WaterSIC 1e-4, GPTQ 1e-2).
+            each method's own: WaterSIC 3e-2, GPTQ 1e-2).
         calibration: Calibration text of a hub/local model: your own ``.txt`` file, ``.jsonl``
             file (a ``text`` field per line) or folder (``*.txt`` files or a saved
             ``datasets`` folder), or a corpus name: ``stdlib`` (CPython's sources, offline),
@@ -145,6 +149,13 @@ def quantize(
         seq_len: Window length of a hub model's calibration and evaluation.
         quick: Small tiny-llama (seconds instead of minutes).
         seed: Seed of the tiny model's pretraining.
+        attention_weighted: WaterSIC: weight the q/k/v calibration tokens by the attention
+            they receive (the authors' recipe).
+        adaptive_blend: WaterSIC: golden-section blend of the standard and drift-corrected
+            q/k/v targets, scored at the o_proj input.
+        blend_mlp: WaterSIC: the same blend for gate/up, scored at the down_proj input.
+        zero_rows: Outlier rows to zero, ``"BLOCK.LINEAR:ROW,ROW;..."`` (e.g.
+            ``"0.mlp.gate_proj:5,7;0.mlp.up_proj:5,7"``); the features they feed become dead.
     """
     from watersic.evaluation import lm_report
     from watersic.model_quantization import check_method, quantize_model
@@ -169,6 +180,7 @@ def quantize(
         raise UsageError(f"damping must be >= 0, got {damping}")
     if out is not None:
         _check_out(Path(out))
+    rows = _zero_rows(zero_rows)
     if model.startswith("synthetic"):
         _quantize_synthetic(model, rate, method, out, accounting, group_size, seed)
         return
@@ -192,7 +204,8 @@ def quantize(
     try:
         art = quantize_model(
             fp, cal, rate, method, accounting=accounting, group_size=group_size,
-            damping=damping, progress=True,
+            damping=damping, progress=True, attention_weighted=attention_weighted,
+            adaptive_blend=adaptive_blend, blend_mlp=blend_mlp, zero_rows=rows,
         )  # fmt: skip
     except ValueError as err:  # e.g. a second moment not positive definite even after damping
         raise UsageError(str(err).splitlines()[0]) from None
@@ -208,6 +221,25 @@ def quantize(
     if out is not None:
         art.save(out, tokenizer=tok)
         print(f"wrote {out}")
+
+
+def _zero_rows(spec: str | None) -> dict[str, list[int]] | None:
+    """Parse ``"0.mlp.gate_proj:5,7;0.mlp.up_proj:5,7"`` into ``{name: rows}``."""
+    if not spec:
+        return None
+    rows: dict[str, list[int]] = {}
+    for part in spec.split(";"):
+        name, sep, idx = part.strip().partition(":")
+        try:
+            if not sep or not name:
+                raise ValueError
+            rows[name] = [int(i) for i in idx.split(",")]
+        except ValueError:
+            raise UsageError(
+                f"--zero_rows: cannot read {part!r}; write BLOCK.LINEAR:ROW,ROW;... "
+                "(e.g. 0.mlp.gate_proj:5,7)"
+            ) from None
+    return rows
 
 
 def _check_out(out: Path) -> None:

@@ -27,7 +27,6 @@ import warnings
 import torch
 
 from watersic.entropy import (
-    COLUMN_MODEL_BITS,
     coded_entropy,
     entropy,
     per_column_entropy,
@@ -186,7 +185,7 @@ def quantize_matrix(
     side = side_information_bits(a, n, int(dead.numel()), accounting=accounting)
     side_pw = side / (a * n)
     side_scales_pw = side_information_bits(a, n, int(dead.numel())) / (a * n)
-    side_models_pw = COLUMN_MODEL_BITS * n_live / (a * n)
+    side_rows_pw = side_information_bits(a, n, int(dead.numel()), accounting="coded") / (a * n)
     frac = n_live / n
     if rate <= side_pw:
         raise ValueError(
@@ -253,17 +252,19 @@ def quantize_matrix(
     else:
         t = torch.ones(a, dtype=torch.float64)
         g = torch.ones(n_live, dtype=torch.float64)
+    col_scale = round_scales(alpha * g)
+    col_scale[(Z == 0).all(dim=0)] = 0.0  # an all-zero column needs no scale (none is stored)
     q = QuantizedMatrix(
         codes=Z.to(torch.int64),
         row_scale=round_scales(t),
-        col_scale=round_scales(alpha * g),
+        col_scale=col_scale,
         dead=dead,
         shape=(a, n),
         accounting=accounting,
         rate=achieved,
         rate_pooled=pooled_entropy(Z) * frac + side_scales_pw,
         rate_per_column=per_column_entropy(Z) * frac + side_scales_pw,
-        rate_coded=coded_entropy(Z) * frac + side_scales_pw + side_models_pw,
+        rate_coded=coded_entropy(Z) * frac + side_rows_pw,
         side_bits=side,
         method="watersic",
         info=info,

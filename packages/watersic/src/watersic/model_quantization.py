@@ -34,12 +34,15 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from watersic.attention_importance import ATTENTION_EPS, block_attention_importance, mix
+from watersic.attention_importance import supports as supports_attention
 from watersic.gptq import gptq_quantize, huffman_gptq
 from watersic.layer_quantizer import quantize_matrix
 from watersic.quantized_matrix import QuantizedMatrix
 from watersic.rate_control import RateController
 from watersic.rtn import FixedRateMatrix, rtn_quantize
 from watersic.second_moment import SecondMoment
+from watersic.target_blend import BLEND_STEPS, blend_moments, golden_section, relative_mse
 from watersic.validation import check_rate
 
 #: Our quantizers, then the external anchors of the ``bench`` extra.
@@ -50,6 +53,9 @@ ENTROPY_METHODS = ("watersic", "huffman-gptq")
 #: input is that residual.
 RESIDUAL_SOURCES = {"o_proj": "input_layernorm", "down_proj": "post_attention_layernorm"}
 FORMAT = "watersic-artifact/1"
+#: WaterSIC's damping in whole models (fraction of the mean diagonal): 3e-2, the best of
+#: 1e-4/1e-3/1e-2/3e-2/1e-1 on the tiny Llama at rates 1-4 (docs/recipe_defaults.md).
+MODEL_DAMPING = 3e-2
 
 
 def check_method(method: str) -> str:
@@ -402,13 +408,19 @@ def quantize_model(
     residual_compensation: bool = True,
     rate_control: bool = True,
     multipliers: dict[str, float] | None = None,
-    accounting: str = "pooled",
+    accounting: str = "coded",
     group_size: int | None = None,
     rescalers: bool = True,
     damping: float | None = None,
     blocks: int | None = None,
     inplace: bool = False,
     progress: bool = False,
+    attention_weighted: bool = False,
+    attention_eps: float = ATTENTION_EPS,
+    adaptive_blend: bool = False,
+    blend_mlp: bool = False,
+    blend_steps: int = BLEND_STEPS,
+    zero_rows: dict[str, Sequence[int]] | None = None,
 ) -> QuantizedArtifact:
     """Quantize every linear layer of the model's repeated blocks, block by block.
 
@@ -433,7 +445,8 @@ def quantize_model(
     multipliers:
         Per-weight-type rate multipliers for the controller, e.g. ``{"k_proj": 1.5}``.
     accounting:
-        WaterSIC entropy accounting (``pooled`` or ``per_column``).
+        WaterSIC entropy accounting: ``coded`` (the default: the real file size, per-column
+        models and scales included), ``pooled`` (the paper's) or ``per_column``.
     group_size:
         GPTQ/RTN/HQQ group size (None: per row for GPTQ/RTN, 64 for HQQ); a layer whose input
         count it does not divide uses one group per row (its ``group_size`` is in the summary).
@@ -441,8 +454,8 @@ def quantize_model(
         WaterSIC row/column rescalers.
     damping:
         Damping (fraction of the mean diagonal) for WaterSIC / GPTQ / Huffman-GPTQ; None uses
-        each method's default (WaterSIC 1e-4, GPTQ 1e-2). Raise it for WaterSIC when the
-        calibration set has few tokens per input feature.
+        each method's default: WaterSIC :data:`MODEL_DAMPING` (3e-2; the single-layer
+        ``quantize_matrix`` keeps the authors' 1e-4), GPTQ / Huffman-GPTQ 1e-2.
     blocks:
         Quantize only the first ``blocks`` repeated blocks (None: all); the later blocks stay in
         full precision and the rate is the average over the quantized layers. Used by the
@@ -452,6 +465,23 @@ def quantize_model(
     progress:
         Show a bar over the layers (elapsed time, current layer, peak memory) on a terminal,
         and one line per finished block on standard error otherwise.
+    attention_weighted:
+        WaterSIC: q/k/v moments weighted by the full-precision model's attention importance,
+        mixed with the plain moments with weight ``attention_eps``
+        (:mod:`watersic.attention_importance`; Llama-style blocks only). On in the authors'
+        paper-reproduction commands; off by default here: it did not lower the tiny Llama's KL
+        enough to pay for itself (``docs/recipe_defaults.md``, the ``ablation`` section).
+    adaptive_blend:
+        WaterSIC with drift correction: q/k/v quantized with the blend of the standard and
+        drift-corrected moments whose o_proj input is closest to the full-precision one
+        (golden-section search over ``blend_steps`` steps, :mod:`watersic.target_blend`). On in
+        the authors' commands; off by default here (3x the quantization time for a few percent
+        of KL on the tiny Llama, ``docs/recipe_defaults.md``).
+    blend_mlp:
+        The same blend for gate/up, scored at the down_proj input.
+    zero_rows:
+        Outlier rows to zero, ``{"<block>.<linear>": [rows]}`` (e.g. ``{"0.mlp.gate_proj":
+        [5]}``); the down_proj columns they feed become dead features.
 
     Returns
     -------
@@ -496,6 +526,13 @@ def quantize_model(
         if isinstance(m, nn.Linear)
     ]
     total = sum(m.weight.numel() for _, m in linears)
+    for key, rows in (zero_rows or {}).items():
+        mod = dict(linears).get(f"{prefix}.{key}")
+        if mod is None:
+            raise ValueError(f"zero_rows: no linear layer {key!r} (write BLOCK.LINEAR, e.g. "
+                             f"0.mlp.gate_proj)")  # fmt: skip
+        if any(not 0 <= int(r) < mod.out_features for r in rows):
+            raise ValueError(f"zero_rows: {key} has {mod.out_features} rows; got {list(rows)}")
     controller = RateController(rate, total, multipliers or {})
     artifact = QuantizedArtifact(method=method, target_rate=rate, model=q_model)
     fp_snapshot = copy.deepcopy(fp_blocks) if inplace else fp_blocks
@@ -528,38 +565,76 @@ def quantize_model(
             }
             use_res = use_fp and residual_compensation and bool(res_names)
             out_dim = mods[group[0]].out_features
+            # attention-weighted q/k/v moments (WaterSIC; Llama-style blocks only)
+            use_attn = (
+                method == "watersic" and attention_weighted and _is_qkv(group)
+                and supports_attention(fblk)
+            )  # fmt: skip
             acc = SecondMoment(n_in, cross=use_fp, residual_dim=out_dim if use_res else None)
+            acc_w = SecondMoment(n_in, cross=use_fp) if use_attn else None
             probe = [group[0], *set(res_names.values())] if use_res else [group[0]]
-            for got_fp, x_q, kw in zip(fp_caps, q_in, kwargs, strict=True):
+            for got_fp, x_fp, x_q, kw in zip(fp_caps, fp_in, q_in, kwargs, strict=True):
                 got_q = _capture(qblk, probe, x_q, kw)
+                p = block_attention_importance(fblk, x_fp, kw) if use_attn else None
                 if not use_fp:  # quantized-path moment only (tracked as "x")
                     acc.update(got_q[group[0]])
+                    if use_attn:
+                        acc_w.update(got_q[group[0]], weights=p)
                     continue
                 res = None
                 if use_res:
                     src = next(iter(res_names.values()))
                     res = got_fp[src] - got_q[src]
                 acc.update(got_fp[group[0]], got_q[group[0]], res)
+                if use_attn:
+                    acc_w.update(got_fp[group[0]], got_q[group[0]], weights=p)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the rank-deficiency warning was issued above
                 if use_fp:
                     S, Sh, Sx, Rx = acc.sigma, acc.sigma_hat, acc.sigma_cross, acc.residual_cross
+                    if use_attn:
+                        S, Sh, Sx = (mix(w, u, attention_eps) for w, u in
+                                     ((acc_w.sigma, S), (acc_w.sigma_hat, Sh), (acc_w.sigma_cross, Sx)))  # fmt: skip
                 else:
-                    Sh = acc.sigma
+                    Sh = acc.sigma if not use_attn else mix(acc_w.sigma, acc.sigma, attention_eps)
                     S, Sx, Rx = Sh, Sh, None
             qmods = dict(qblk.named_modules())
+            weights = {}
+            for name in group:
+                W = mods[name].weight.detach().to(torch.float64)
+                rows = zero_rows.get(f"{b}.{name}") if zero_rows else None
+                if rows:
+                    W = W.clone()
+                    W[list(rows)] = 0.0  # outlier rows zeroed: the codes of a zero row are zero
+                weights[name] = W
+            next_input = _blend_next(group) if method == "watersic" and use_fp else None
+            blended = None
+            if next_input is not None and (
+                (adaptive_blend and _is_qkv(group)) or (blend_mlp and not _is_qkv(group))
+            ):
+                blended = _blend_search(
+                    fblk, qblk, group, next_input, weights, fp_in, q_in, kwargs,
+                    {n: controller.next_rate(f"{prefix}.{b}.{n}", weights[n].numel())
+                     if rate_control else rate for n in group},
+                    S, Sh, Sx, accounting, rescalers, damping, blend_steps,
+                )  # fmt: skip
             for name in group:
                 full = f"{prefix}.{b}.{name}"
-                W = mods[name].weight.detach().to(torch.float64)
-                layer_rate = (
-                    controller.next_rate(full, W.numel())
-                    if rate_control and method in ENTROPY_METHODS
-                    else rate
-                )
-                q = _quantize_layer(
-                    method, W, S, Sh, Sx, Rx if (use_res and name in res_names) else None,
-                    layer_rate, drift_correction, accounting, group_size, rescalers, damping,
-                )  # fmt: skip
+                W = weights[name]
+                if blended is not None:
+                    q = blended.results[name]
+                else:
+                    layer_rate = (
+                        controller.next_rate(full, W.numel())
+                        if rate_control and method in ENTROPY_METHODS
+                        else rate
+                    )
+                    q = _quantize_layer(
+                        method, W, S, Sh, Sx, Rx if (use_res and name in res_names) else None,
+                        layer_rate, drift_correction, accounting, group_size, rescalers, damping,
+                    )  # fmt: skip
+                if blended is not None:
+                    q.info = {**getattr(q, "info", {}), "blend_eps": blended.eps}
                 controller.spend(W.numel(), q.rate)
                 artifact.layers[full] = q
                 bar.layer_done(full, q.rate)
@@ -627,9 +702,76 @@ class LayerProgress:
         self._bar.close()
 
 
+def _is_qkv(group: Sequence[str]) -> bool:
+    return any(name.rsplit(".", 1)[-1] == "q_proj" for name in group)
+
+
+#: Group leader -> the linear whose input the adaptive blend scores (the next layer's input).
+BLEND_NEXT = {"q_proj": "o_proj", "gate_proj": "down_proj"}
+
+
+def _blend_next(group: Sequence[str]) -> str | None:
+    for name in group:
+        parent, _, short = name.rpartition(".")
+        if short in BLEND_NEXT:
+            return f"{parent}.{BLEND_NEXT[short]}" if parent else BLEND_NEXT[short]
+    return None
+
+
+@dataclass
+class _Blended:
+    eps: float
+    results: dict
+
+
+def _blend_search(fblk, qblk, group, next_input, weights, fp_in, q_in, kwargs, rates, S, Sh, Sx,
+                  accounting, rescalers, damping, steps):  # fmt: skip
+    """Golden-section search of the blend ``eps`` of :mod:`watersic.target_blend`.
+
+    Each evaluation quantizes the whole group with the blended moments (each layer at its
+    fair-share rate), puts it into the quantized-path block and scores the relative MSE of
+    ``next_input``'s input against the full-precision block; the best evaluation's layers are
+    returned as they are (no second quantization).
+    """
+    qmods = dict(qblk.named_modules())
+    if next_input not in qmods:
+        return None
+    ref = [
+        _capture(fblk, [next_input], x, kw)[next_input] for x, kw in zip(fp_in, kwargs, strict=True)
+    ]
+    saved = {n: qmods[n].weight.detach().clone() for n in group}
+    found: dict[float, dict] = {}
+
+    def score(eps: float) -> float:
+        Sh_e, Sx_e = blend_moments(S, Sh, Sx, eps)
+        found[eps] = {
+            n: _quantize_layer("watersic", weights[n], S, Sh_e, Sx_e, None, rates[n], True,
+                               accounting, None, rescalers, damping)
+            for n in group
+        }  # fmt: skip
+        with torch.no_grad():
+            for n in group:
+                qmods[n].weight.copy_(found[eps][n].dequantize(qmods[n].weight.dtype))
+        est = [
+            _capture(qblk, [next_input], x, kw)[next_input]
+            for x, kw in zip(q_in, kwargs, strict=True)
+        ]
+        return relative_mse(ref, est)
+
+    try:
+        res = golden_section(score, steps)
+    finally:
+        with torch.no_grad():
+            for n in group:
+                qmods[n].weight.copy_(saved[n])
+    return _Blended(res.eps, found[res.eps])
+
+
 def _quantize_layer(
     method, W, S, Sh, Sx, Rx, rate, drift, accounting, group_size, rescalers, damping=None
 ):
+    if method == "watersic" and damping is None:
+        damping = MODEL_DAMPING
     damp = {} if damping is None else {"damping": float(damping)}
     if method == "watersic":
         if drift:

@@ -120,9 +120,22 @@ class SecondMoment:
         x: torch.Tensor,
         x_hat: torch.Tensor | None = None,
         residual_error: torch.Tensor | None = None,
+        weights: torch.Tensor | None = None,
     ) -> None:
-        """Add a batch of inputs ``x`` ``(..., n)`` (and ``x_hat``, ``R - Rhat`` alike)."""
+        """Add a batch of inputs ``x`` ``(..., n)`` (and ``x_hat``, ``R - Rhat`` alike).
+
+        ``weights`` (one non-negative number per token, e.g. the attention importance of
+        :mod:`watersic.attention_importance`) gives the weighted moment ``(1/N) sum_t w_t x_t
+        x_t^T`` (rows of ``x`` and ``x_hat`` scaled by ``sqrt(w_t)``; ``N`` counts tokens).
+        """
         x = x.detach().reshape(-1, self.n).to(torch.float64)
+        root = None
+        if weights is not None:
+            root = weights.detach().reshape(-1, 1).to(torch.float64)
+            if root.shape[0] != x.shape[0] or bool((root < 0).any()):
+                raise ValueError("weights must hold one non-negative number per token")
+            root = root.sqrt()
+            x = x * root
         self._xx += x.T @ x
         if self._hh is not None:
             if x_hat is None:
@@ -130,12 +143,16 @@ class SecondMoment:
             xh = x_hat.detach().reshape(-1, self.n).to(torch.float64)
             if xh.shape[0] != x.shape[0]:
                 raise ValueError("x and x_hat must hold the same number of tokens")
+            if root is not None:
+                xh = xh * root
             self._hh += xh.T @ xh
             self._xh += x.T @ xh
             if self._rh is not None:
                 if residual_error is None:
                     raise ValueError("this SecondMoment tracks residuals; pass residual_error")
                 r = residual_error.detach().reshape(xh.shape[0], -1).to(torch.float64)
+                if root is not None:
+                    r = r * root
                 self._rh += r.T @ xh
         self.count += x.shape[0]
 
