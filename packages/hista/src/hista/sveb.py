@@ -281,17 +281,26 @@ def sveb_table(title: str, cases: list[SvebCase], estimators, notes: str = ""):
 
 
 def mae_figure(tables):
-    """Horizontal bars of ``MAE vs V_MC`` per estimator, one panel per SVEB table."""
+    """Horizontal bars of ``MAE vs V_MC`` per estimator, one panel per SVEB table (stacked),
+    with the 95 % t-interval over seeds as error bars where the table has one."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(tables), figsize=(6 * len(tables), 4))
-    for ax, table in zip(np.atleast_1d(axes), tables, strict=True):
+    n_rows = max(len(t.rows) for t in tables)
+    fig, axes = plt.subplots(
+        len(tables), 1, figsize=(9, (0.32 * n_rows + 1.2) * len(tables)), squeeze=False
+    )
+    for ax, table in zip(axes[:, 0], tables, strict=True):
         rows = [r for r in table.rows if not r["estimator"].startswith("noise")]
-        ax.barh([r["estimator"] for r in rows], [r["MAE vs V_MC"] for r in rows])
+        err = [r.get("± 95% (V_MC)") for r in rows]
+        xerr = [e or 0.0 for e in err] if any(e is not None for e in err) else None
+        ax.barh([r["estimator"] for r in rows], [r["MAE vs V_MC"] for r in rows], xerr=xerr,
+                capsize=2)  # fmt: skip
         ax.set_title(table.title, fontsize=9)
-        ax.set_xlabel("MAE vs V_MC")
+        ax.set_xlabel("MAE vs V_MC" + (" (bars: 95 % t-interval over seeds)" if xerr else ""))
+        ax.tick_params(axis="y", labelsize=7)
         ax.invert_yaxis()
+    fig.tight_layout()
     return fig
