@@ -91,7 +91,7 @@ def sweep(
 
     Args:
         preset: Start from a named grid: ``smoke`` (seconds), ``small``, ``medium``.
-        sizes: Model sizes (``qat_scaling.tiny_llama.SIZES``: s32, s32x3, s64, s96, s128).
+        sizes: Model sizes (``qat_scaling.tiny_llama.SIZES``: s16, s32, s32x3, s64, s96, s128).
         budgets: Increasing optimizer-step budgets, one WSD decay branch each (D = steps x
             batch_size x seq_len tokens).
         runs: ``[scheme, G]`` pairs trained at every size and seed; ``[FP, 0]`` is required
