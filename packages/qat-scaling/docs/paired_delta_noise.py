@@ -12,6 +12,10 @@ blocks costs nothing).
 
 (arguments: size, steps, G, seed, lr; batch 8 x 128 byte tokens, WSD with a decay branch at
 half the steps, torchao's scale convention, as in configs/sweep-long.yaml).
+
+    python docs/paired_delta_noise.py --entropy > docs/corpus_entropy.txt
+
+prints only the entropies of the training bytes (the committed docs/corpus_entropy.txt).
 """
 
 import sys
@@ -33,6 +37,15 @@ def entropies(train: torch.Tensor) -> tuple[float, float]:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--entropy"]:
+        from qat_scaling.corpora import build_corpus
+
+        corpus = build_corpus("stdlib")
+        h1, h2 = entropies(corpus.train)
+        print(f"stdlib corpus, {len(corpus.train)} training bytes")
+        print(f"unigram entropy {h1:.4f} nats per byte")
+        print(f"conditional bigram entropy {h2:.4f} nats per byte")
+        return
     size, steps, G, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     lr = float(sys.argv[5])
     torch.set_num_threads(1)
