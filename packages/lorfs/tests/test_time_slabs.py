@@ -14,7 +14,13 @@ from lorfs.fourier_sum import LowRankFourierSum
 from lorfs.problems import get_problem, relative_error_on
 from lorfs.reference import allen_cahn_flow, etdrk4, logistic_flow, strang_splitting
 from lorfs.residual import relative_l2_error
-from lorfs.time_slabs import crop_periodic, nonlinear_term, solve_nonlinear, truncate
+from lorfs.time_slabs import (
+    crop_periodic,
+    nonlinear_term,
+    solve_nonlinear,
+    truncate,
+    unrepresented_terms,
+)
 
 
 def _axes(d):
@@ -113,3 +119,65 @@ def test_allen_cahn_below_1e_2_against_etdrk4():
     p = get_problem("allen_cahn", modes_x=128)
     sol = solve_nonlinear(p, rank=10, modes=[8, 128], slabs=20)
     assert relative_error_on(p, sol) < 1e-2
+
+
+def test_reaction_diffusion_d2_plane_wave_below_1e_3_against_etdrk4():
+    """Fisher-KPP in d = 2 with u0 = 0.3 + 0.2 sin(x1 + x2); the solver is not told the structure."""
+    p = get_problem("reaction_diffusion_nd", d=2, modes_x=5)
+    sol = solve_nonlinear(p, rank=10, modes=[6, 5, 5], slabs=10)
+    assert relative_error_on(p, sol) < 1e-3
+
+
+def test_enrichment_picks_only_the_term_outside_the_span_in_d10():
+    """Of w's own terms and a small new harmonic e^{3 i (x1 + ... + x10)}, only the latter is picked."""
+    from lorfs.fourier_sum import SeparableSum
+
+    axes = [FourierAxis("t", (0.0, 0.1), 2, kind="extension")] + [
+        FourierAxis(f"x{j}", (0.0, 2 * math.pi), 3) for j in range(10)
+    ]
+    w = LowRankFourierSum(axes, 2, seed=0).as_sum()
+    e3 = torch.zeros(1, 7, dtype=torch.complex128)
+    e3[0, 6] = 1.0
+    new = SeparableSum(axes, [torch.ones(1, 1, dtype=torch.complex128)] + [e3] * 10)
+    cand = w.scaled(5.0) + new.scaled(1e-3)
+    assert unrepresented_terms(w, cand, 2, skip=0) == [2]
+    assert unrepresented_terms(w, w, 2, skip=0) == []
+
+
+@pytest.mark.slow
+def test_reaction_diffusion_d10_below_1e_3_in_under_5_cpu_minutes():
+    """Done-when 1 (#40): Fisher-KPP in d = 10 against ETDRK4 and py-pde along s = sum_j x_j."""
+    import time
+
+    p = get_problem("reaction_diffusion_nd", d=10, modes_x=5)
+    cpu = time.process_time()
+    sol = solve_nonlinear(p, rank=10, modes=[6] + [5] * 10, slabs=10)
+    cpu = time.process_time() - cpu
+    assert relative_error_on(p, sol) < 1e-3
+    assert cpu < 300
+    pytest.importorskip("pde")
+    pts, vals = p.pypde()
+    with torch.no_grad():
+        assert float((sol(pts) - vals).norm() / vals.norm()) < 1e-3
+
+
+def test_py_pde_agrees_with_etdrk4_on_the_plane_wave_reference():
+    """The two independent references of the d-dimensional row agree far below 1e-3."""
+    pytest.importorskip("pde")
+    p = get_problem("reaction_diffusion_nd", d=3)
+    pts_e, ref_e = p.reference()
+    pts_p, ref_p = p.pypde()
+    assert torch.allclose(pts_e, pts_p, atol=1e-9)  # the same points (grid times to round-off)
+    assert float((ref_e - ref_p).norm() / ref_e.norm()) < 1e-5
+
+
+def test_py_pde_agrees_with_etdrk4_on_allen_cahn():
+    """Allen-Cahn (eps = 1e-4): py-pde's second-order differences on 1024 nodes vs ETDRK4."""
+    pytest.importorskip("pde")
+    from lorfs.reference import py_pde_solve
+
+    times, x, up = py_pde_solve(
+        lambda v: v**2 * np.cos(np.pi * v), -1.0, 2.0, 1024, 1e-4, "5 * (u - u**3)", 1.0, n_out=11
+    )
+    _, ue = etdrk4(x**2 * np.cos(np.pi * x), 2.0, 1e-4, lambda v: 5 * (v - v**3), 1.0, 1000, 11)
+    assert np.linalg.norm(up - ue) / np.linalg.norm(ue) < 5e-5

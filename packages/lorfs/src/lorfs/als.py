@@ -57,12 +57,15 @@ def _full_matrix(g: torch.Tensor) -> torch.Tensor:
     return torch.diag(g) if g.dim() == 1 else g
 
 
-def _weights(terms: Terms, env: torch.Tensor, rows: torch.Tensor):
-    """Environment weights ``W0..W3`` of the block rows ``rows`` against all terms, each ``(U, T)``."""
+def _weights(terms: Terms, env: torch.Tensor, rows: torch.Tensor, env_rows: bool = False):
+    """Environment weights ``W0..W3`` of the block rows ``rows`` against all terms, each ``(U, T)``.
+
+    ``env`` is ``(4, T, T)``, or ``(4, U, T)`` (already restricted to ``rows``) when ``env_rows``.
+    """
     al = terms.alpha
     ar = al.conj()
     au = al[rows]
-    e0, e1, e2, e3 = (e[rows] for e in env)
+    e0, e1, e2, e3 = env if env_rows else (e[rows] for e in env)
     w0 = au[:, None] * ar[None, :] * e0 + ar[None, :] * e1 + au[:, None] * e2 + e3
     w1 = ar[None, :] * e0 + e2
     w2 = au[:, None] * e0 + e1
@@ -75,32 +78,40 @@ def block_system(
     env: torch.Tensor,
     j: int,
     unknown_rows: torch.Tensor,
+    env_rows: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Hermitian block ``H_uu`` (``(U n, U n)``) and right side ``-H_uk k`` (``(U n,)``) of axis ``j``.
 
-    ``env`` holds the environment states ``(4, T, T)``; ``unknown_rows`` the term rows of the unknown.
-    Only the rows of the unknown are formed (memory ``O(U T n^2)``, not ``O(T^2 n^2)``).
+    ``env`` holds the environment states ``(4, T, T)`` (``(4, U, T)``, the unknown's rows only,
+    when ``env_rows``); ``unknown_rows`` the term rows of the unknown. Only the ``U x U`` blocks of
+    the unknown are formed (memory ``O(U^2 n^2)``); the known terms enter the right side through
+    ``conj(M_uk) k = conj(W0) G* k + conj(mu_u) conj(W1) G* k + conj(W2) G* (mu_k k) +
+    conj(mu_u) conj(W3) G* (mu_k k)`` (cost ``O(U T n + T n^2)``).
     """
     g = _full_matrix(grams[j])  # (n, n)
     mu = terms.mult[j]  # (T, n)
     rows = unknown_rows
-    w0, w1, w2, w3 = _weights(terms, env, rows)
-    mg = mu[rows][:, :, None] * g[None]  # (U, n, n): diag(mu_t) G
-    gm = g[None] * mu.conj()[:, None, :]  # (T, n, n): G diag(conj mu_s)
-    mgm = mu[rows][:, None, :, None] * g[None, None] * mu.conj()[None, :, None, :]  # (U, T, n, n)
+    ws = _weights(terms, env, rows, env_rows)
+    known = torch.ones(terms.alpha.shape[0], dtype=torch.bool)
+    known[rows] = False
+    mur = mu[rows]  # (U, n)
+    w0, w1, w2, w3 = (w[:, rows] for w in ws)  # (U, U)
+    mg = mur[:, :, None] * g[None]  # (U, n, n): diag(mu_t) G
+    gm = g[None] * mur.conj()[:, None, :]  # (U, n, n): G diag(conj mu_s)
+    mgm = mur[:, None, :, None] * g[None, None] * mur.conj()[None, :, None, :]  # (U, U, n, n)
     m = (
         w0[..., None, None] * g
         + w1[..., None, None] * mg[:, None]
         + w2[..., None, None] * gm[None, :]
         + w3[..., None, None] * mgm
     )
-    h = m.conj()  # loss = sum_ts z_t^H conj(M_ts) z_s with z_t = c_t as a column
-    known = torch.ones(terms.alpha.shape[0], dtype=torch.bool)
-    known[rows] = False
-    huu = h[:, rows]  # (U, U, n, n)
-    huk = h[:, known]  # (U, K, n, n)
+    huu = m.conj()  # loss = sum_ts z_t^H conj(M_ts) z_s with z_t = c_t as a column
     z_known = terms.coeffs[j][known]  # (K, n)
-    rhs = -torch.einsum("uknm,km->un", huk, z_known)
+    gct = g.conj().T
+    a = z_known @ gct  # rows conj(G) k
+    b = (mu[known] * z_known) @ gct  # rows conj(G) diag(mu_k) k
+    k0, k1, k2, k3 = (w[:, known].conj() for w in ws)  # (U, K)
+    rhs = -(k0 @ a + mur.conj() * (k1 @ a) + k2 @ b + mur.conj() * (k3 @ b))
     u, n = huu.shape[0], huu.shape[-1]
     return huu.permute(0, 2, 1, 3).reshape(u * n, u * n), rhs.reshape(u * n)
 
@@ -112,6 +123,7 @@ def diagonal_block_system(
     j: int,
     unknown_rows: torch.Tensor,
     modes: int,
+    env_rows: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The block system of a periodic axis (diagonal Gram) as ``n`` independent ``U x U`` systems.
 
@@ -122,7 +134,7 @@ def diagonal_block_system(
     g = grams[j]  # (n,)
     mu = terms.mult[j]  # (T, n)
     rows = unknown_rows
-    w0, w1, w2, w3 = _weights(terms, env, rows)
+    w0, w1, w2, w3 = _weights(terms, env, rows, env_rows)
     mur, muc = mu[rows], mu.conj()
     m = (
         w0[..., None] * g
@@ -235,16 +247,44 @@ def als_solve(
             f"active terms must be indices in [0, {model.rank}), got {list(act.tolist())}"
         )
     prev = None
+    fixed: dict[
+        int, float
+    ] = {}  # per piece: the loss of the known-known pairs (constant in the call)
     for _ in range(int(sweeps)):
         with torch.no_grad():
             pieces = list(build_pieces(model.as_sum()))
             states = []
-            for p in pieces:
+            for idx, p in enumerate(pieces):
                 terms = assemble(p)
                 grams = piece_grams(p, terms.modes)
+                rows = torch.nonzero(terms.owner == p.unknown).flatten()
+                if rows.numel() != model.rank:
+                    raise ValueError(
+                        f"loss piece {p.name!r}: its unknown item does not have the model's rank"
+                    )
+                rows = rows[act]
+                known = torch.ones(terms.alpha.shape[0], dtype=torch.bool)
+                known[rows] = False
+                if idx not in fixed:
+                    kk = [
+                        axis_polynomial(
+                            (terms.coeffs[i][known], terms.mult[i][known]),
+                            (terms.coeffs[i][known], terms.mult[i][known]),
+                            grams[i],
+                        )
+                        for i in range(d)
+                    ]
+                    kk_state = kk[0]
+                    for q in kk[1:]:
+                        kk_state = poly_mul(kk_state, q)
+                    a_k = terms.alpha[known]
+                    fixed[idx] = float(combine(kk_state, a_k, a_k).real)
+                # only the unknown's rows against all terms: states (4, U, T)
                 polys = [
                     axis_polynomial(
-                        (terms.coeffs[i], terms.mult[i]), (terms.coeffs[i], terms.mult[i]), grams[i]
+                        (terms.coeffs[i][rows], terms.mult[i][rows]),
+                        (terms.coeffs[i], terms.mult[i]),
+                        grams[i],
                     )
                     for i in range(d)
                 ]
@@ -253,14 +293,15 @@ def als_solve(
                     suffix[i] = (
                         polys[i] if suffix[i + 1] is None else poly_mul(polys[i], suffix[i + 1])
                     )
-                rows = torch.nonzero(terms.owner == p.unknown).flatten()
-                if rows.numel() != model.rank:
-                    raise ValueError(
-                        f"loss piece {p.name!r}: its unknown item does not have the model's rank"
-                    )
-                rows = rows[act]
                 states.append(
-                    {"terms": terms, "grams": grams, "suffix": suffix, "prefix": None, "rows": rows}
+                    {
+                        "terms": terms,
+                        "grams": grams,
+                        "suffix": suffix,
+                        "prefix": None,
+                        "rows": rows,
+                        "known": known,
+                    }
                 )
             for j in range(d):
                 a_tot = b_tot = None
@@ -271,8 +312,7 @@ def als_solve(
                     terms = st["terms"]
                     pre, suf = st["prefix"], st["suffix"][j + 1]
                     if pre is None and suf is None:
-                        t = terms.alpha.shape[0]
-                        env = torch.zeros(4, t, t, dtype=CDTYPE)
+                        env = torch.zeros(4, st["rows"].numel(), terms.alpha.shape[0], dtype=CDTYPE)
                         env[0] = 1.0
                     elif pre is None:
                         env = suf
@@ -282,11 +322,11 @@ def als_solve(
                         env = poly_mul(pre, suf)
                     if diagonal:
                         a, b = diagonal_block_system(
-                            terms, st["grams"], env, j, st["rows"], model.axes[j].modes
+                            terms, st["grams"], env, j, st["rows"], model.axes[j].modes, True
                         )
                         a, b = _p.weight * a, _p.weight * b
                     else:
-                        a, b = block_system(terms, st["grams"], env, j, st["rows"])
+                        a, b = block_system(terms, st["grams"], env, j, st["rows"], True)
                         emb = _embedding(model, j, terms.modes[j])  # (n, p)
                         big = torch.block_diag(*([emb] * act.numel()))
                         a = _p.weight * big.conj().T @ a @ big
@@ -311,15 +351,19 @@ def als_solve(
                     terms.coeffs[j] = terms.coeffs[j].clone()
                     terms.coeffs[j][st["rows"]] = c
                     pj = axis_polynomial(
-                        (terms.coeffs[j], terms.mult[j]),
+                        (terms.coeffs[j][st["rows"]], terms.mult[j][st["rows"]]),
                         (terms.coeffs[j], terms.mult[j]),
                         st["grams"][j],
                     )
                     st["prefix"] = pj if st["prefix"] is None else poly_mul(st["prefix"], pj)
-            total = sum(
-                float(p.weight * combine(st["prefix"], st["terms"].alpha, st["terms"].alpha).real)
-                for p, st in zip(pieces, states, strict=True)
-            )
+            # Hermitian pairs: total = Re sum_{rows x all} + Re sum_{rows x known} + known-known
+            total = 0.0
+            for idx, (p, st) in enumerate(zip(pieces, states, strict=True)):
+                terms, rows, known = st["terms"], st["rows"], st["known"]
+                a_r = terms.alpha[rows]
+                part = combine(st["prefix"], a_r, terms.alpha).real
+                part = part + combine(st["prefix"][:, :, known], a_r, terms.alpha[known]).real
+                total += float(p.weight * (part + fixed[idx]))
             if balance:
                 model.balance_()
         result.losses.append(total)

@@ -38,7 +38,7 @@ import torch
 from .basis import CDTYPE, RDTYPE, FourierAxis
 from .fourier_sum import SeparableSum
 from .operators import Const, D, Identity, Laplacian, SeparableOperator
-from .reference import etdrk4
+from .reference import etdrk4, py_pde_solve
 from .residual import (
     Piece,
     inner,
@@ -100,6 +100,9 @@ class Problem:
         ``axes -> u*`` as a separable sum when representable (closed-form errors).
     reference:
         ``() -> (points, values)``: a numerical reference on a grid.
+    pypde:
+        ``() -> (points, values)``: a second reference from py-pde
+        (:func:`lorfs.reference.py_pde_solve`, the ``bench`` extra) for the nonlinear rows.
     null_space:
         ``True`` for pure-Neumann/periodic elliptic problems (constants are in the kernel): the
         source must have zero mean and the mean of ``u`` is pinned to 0.
@@ -126,6 +129,7 @@ class Problem:
     exact: Callable[[torch.Tensor], torch.Tensor] | None = None
     exact_sum: DataBuilder | None = None
     reference: Callable[[], tuple[torch.Tensor, torch.Tensor]] | None = None
+    pypde: Callable[[], tuple[torch.Tensor, torch.Tensor]] | None = None
     null_space: bool = False
     modes: list[int] = field(default_factory=list)
     rank: int = 2
@@ -394,6 +398,21 @@ def _etdrk4_reference(
     return ref
 
 
+def _pypde_reference(u0, a: float, length: float, n: int, nu: float, reaction: str, t_end: float):
+    """py-pde reference (:func:`lorfs.reference.py_pde_solve`) on ``n`` cell-centred nodes.
+
+    101 output times; the evaluation set is every output time and every second node.
+    """
+
+    def ref():
+        times, x, u = py_pde_solve(
+            lambda v: u0(torch.tensor(v)).numpy(), a, length, n, nu, reaction, t_end
+        )
+        return _grid_reference(times, x, u, 1, 2)
+
+    return ref
+
+
 def convection(beta: float = 30.0, t_end: float = 1.0) -> Problem:
     """``u_t + beta u_x = 0`` on ``[0, 2 pi)``, ``u0 = sin x``; exact ``sin(x - beta t)``."""
     if beta < 0:
@@ -441,6 +460,7 @@ def reaction(rho: float = 5.0, t_end: float = 1.0, modes_x: int = 24) -> Problem
         reaction={2: rho},
         initial=initial,
         exact=exact,
+        pypde=_pypde_reference(_gaussian, 0.0, TWO_PI, 1024, 0.0, f"{rho!r} * u * (1 - u)", t_end),
         modes=[16, modes_x],
         rank=4,
         description="logistic reaction, a PINN failure mode",
@@ -472,6 +492,7 @@ def reaction_diffusion(
         reaction={2: rho},
         initial=initial,
         reference=ref,
+        pypde=_pypde_reference(_gaussian, 0.0, TWO_PI, 1024, nu, f"{rho!r} * u * (1 - u)", t_end),
         modes=[16, modes_x],
         rank=4,
         description="reaction-diffusion",
@@ -495,6 +516,7 @@ def allen_cahn(eps: float = 1e-4, a: float = 5.0, t_end: float = 1.0, modes_x: i
         reaction={3: a},
         initial=initial,
         reference=ref,
+        pypde=_pypde_reference(u0, -1.0, 2.0, 2048, eps, f"{a!r} * (u - u**3)", t_end),
         modes=[16, modes_x],
         rank=6,
         description="Allen-Cahn",
@@ -620,7 +642,8 @@ def reaction_diffusion_nd(
     The solution stays a function of ``s = sum_j x_j``: ``u = v(t, s)`` with
     ``v_t = nu d v_ss + rho v (1 - v)`` on a period ``2 pi``, which the reference solves by
     ETDRK4 on 256 nodes (:func:`lorfs.reference.etdrk4`) and evaluates at 4000 random points of
-    the box by trigonometric interpolation in ``s``. LoRFS does not know this: it works on all
+    the box by trigonometric interpolation in ``s``; the second reference (``pypde``) is the same
+    1-D problem solved by py-pde on 512 nodes. LoRFS does not know this: it works on all
     ``d + 1`` axes, and the nonlinear term ``u^2`` is formed by coefficient convolutions in ``d``
     dimensions (:mod:`lorfs.time_slabs`).
     """
@@ -631,6 +654,19 @@ def reaction_diffusion_nd(
     def initial(axes):
         const = SeparableSum(axes, [const_factor(mean)] + [const_factor() for _ in axes[1:]])
         return const + _plane_wave_initial(axes).scaled(amplitude)
+
+    def on_points(times, x, v):
+        # the box points are fixed by the seed, so both references see the same points
+        gen = np.random.default_rng(0)
+        m = 4000
+        it = gen.integers(0, times.shape[0], m)
+        pts = np.concatenate([times[it, None], gen.uniform(0.0, TWO_PI, (m, d))], 1)
+        n = x.shape[0]
+        coef = np.fft.fft(v[it], axis=1) / n  # (m, n) on the nodes x_0 + i h
+        k = np.fft.fftfreq(n, d=1.0 / n)
+        ssum = pts[:, 1:].sum(1) - x[0]
+        vals = np.real((coef * np.exp(1j * k[None, :] * ssum[:, None])).sum(1))
+        return torch.tensor(pts, dtype=RDTYPE), torch.tensor(vals, dtype=RDTYPE)
 
     def ref():
         n = 256
@@ -644,15 +680,19 @@ def reaction_diffusion_nd(
             1000,
             101,
         )
-        gen = np.random.default_rng(0)
-        m = 4000
-        it = gen.integers(0, times.shape[0], m)
-        pts = np.concatenate([times[it, None], gen.uniform(0.0, TWO_PI, (m, d))], 1)
-        coef = np.fft.fft(v[it], axis=1) / n  # (m, n)
-        k = np.fft.fftfreq(n, d=1.0 / n)
-        ssum = pts[:, 1:].sum(1)
-        vals = np.real((coef * np.exp(1j * k[None, :] * ssum[:, None])).sum(1))
-        return torch.tensor(pts, dtype=RDTYPE), torch.tensor(vals, dtype=RDTYPE)
+        return on_points(times, x, v)
+
+    def pypde():
+        times, x, v = py_pde_solve(
+            lambda y: mean + amplitude * np.sin(y),
+            0.0,
+            TWO_PI,
+            512,
+            nu * d,
+            f"{rho!r} * u * (1 - u)",
+            t_end,
+        )
+        return on_points(times, x, v)
 
     return Problem(
         f"reaction_diffusion_nd(d={d},nu={nu:g},rho={rho:g})",
@@ -661,6 +701,7 @@ def reaction_diffusion_nd(
         reaction={2: rho},
         initial=initial,
         reference=ref,
+        pypde=pypde,
         modes=[6] + [modes_x] * d,
         rank=8,
         description="Fisher-KPP reaction-diffusion on the d-torus",

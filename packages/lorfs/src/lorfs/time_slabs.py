@@ -29,6 +29,13 @@ no collocation and no quadrature, in any dimension:
    is the previous slab's field at ``t_s`` (rank ``R`` in ``x``, evaluated in closed form,
    :func:`restrict_to_time`).
 
+4. **Greedy enrichment** (:func:`unrepresented_terms`): when a slab field has fewer terms than
+   ``rank`` (the first slab starts from the initial condition's), each Picard step adds the
+   right-hand side's rank-one terms least represented in space by the current field (pivoted
+   Gram-Schmidt in the closed-form inner product), so new harmonics such as
+   ``e^{2 i (x_1 + ... + x_d)}`` are found in any ``d`` (a random start overlaps them by
+   ``~ n^{-d/2}``).
+
 :class:`SlabSolution` holds the slab fields and evaluates the solution at points.
 """
 
@@ -42,9 +49,10 @@ import torch
 
 from .als import als_solve, fit_sum
 from .basis import CDTYPE, RDTYPE, FourierAxis, positive_int
+from .coefficients import pad_modes
 from .fourier_sum import LowRankFourierSum, SeparableSum
 from .operators import Const, Identity
-from .residual import Piece, inner, l2_norm2, relative_l2_error
+from .residual import Piece, axis_gram, inner, l2_norm2, relative_l2_error
 
 __all__ = [
     "SlabSolution",
@@ -53,7 +61,9 @@ __all__ = [
     "restrict_to_time",
     "solve_nonlinear",
     "stabiliser",
+    "term_gram",
     "truncate",
+    "unrepresented_terms",
 ]
 
 
@@ -190,6 +200,98 @@ def restrict_to_time(
     return SeparableSum(list(axes), factors)
 
 
+def term_gram(a: SeparableSum, b: SeparableSum, skip: int | None = None) -> torch.Tensor:
+    """``(T_a, T_b)`` closed-form ``L2`` inner products (box means) of the rank-one terms of ``a``, ``b``.
+
+    ``skip``: an axis left out (the products run over the other axes only).
+    """
+    out = None
+    for j, (ax, fa, fb) in enumerate(zip(a.axes, a.factors, b.factors, strict=True)):
+        if j == skip:
+            continue
+        m = max((fa.shape[1] - 1) // 2, (fb.shape[1] - 1) // 2)
+        g = axis_gram(ax, "integral", m)
+        pa, pb = pad_modes(fa, m), pad_modes(fb, m)
+        gj = (pa * g) @ pb.conj().T if g.dim() == 1 else pa @ g @ pb.conj().T
+        out = gj if out is None else out * gj
+    return out
+
+
+def unrepresented_terms(
+    basis: SeparableSum, candidates: SeparableSum, count: int, skip: int | None = None
+) -> list[int]:
+    """Greedy enrichment: indices of ``count`` terms of ``candidates`` least represented by ``basis``.
+
+    Pivoted Gram-Schmidt in the closed-form ``L2`` inner product: repeatedly pick the candidate
+    whose component orthogonal to ``span(basis terms, picked terms)`` has the largest norm (a term
+    already in the span has none). Used to seed new rank-one terms of a slab field from the
+    Picard right-hand side: in ``d`` dimensions a random start has an overlap ``~ n^{-d/2}`` with
+    a new harmonic such as ``e^{2 i (x_1 + ... + x_d)}``, the right-hand side's terms contain it.
+    ``skip``: an axis left out of the comparison (the time axis: a new *spatial* term is
+    wanted; its time factor is solved by ALS).
+
+    Examples
+    --------
+    >>> import math
+    >>> ax = [FourierAxis(f"x{j}", (0, 2 * math.pi), 2) for j in range(3)]
+    >>> e = [torch.eye(5, dtype=CDTYPE)[k : k + 1] for k in range(5)]   # e^{i k x}, k = -2..2
+    >>> basis = SeparableSum(ax, [e[3], e[3], e[3]])                     # e^{i (x0 + x1 + x2)}
+    >>> cand = SeparableSum(ax, [torch.cat([e[3], e[4], e[2]])] * 3)    # harmonics 1, 2, 0
+    >>> unrepresented_terms(basis, cand.scaled(1.0), 2)
+    [1, 2]
+    """
+    allt = SeparableSum(
+        basis.axes,
+        [torch.cat([pad_modes(f, m), pad_modes(c, m)]) for f, c, m in zip(
+            basis.factors, candidates.factors,
+            [max(basis.modes[j], candidates.modes[j]) for j in range(basis.dim)], strict=True)],
+    )  # fmt: skip
+    gram = term_gram(allt, allt, skip)
+    nb = basis.rank
+    picked: list[int] = []
+    chosen = list(range(nb))
+    for _ in range(count):
+        if chosen:
+            gbb = gram[chosen][:, chosen]
+            gcb = gram[nb:][:, chosen]
+            proj = (gcb @ torch.linalg.pinv(gbb, rtol=1e-12, hermitian=True) * gcb.conj()).sum(1)
+        else:
+            proj = torch.zeros(candidates.rank, dtype=CDTYPE)
+        rest = (torch.diagonal(gram)[nb:] - proj).real
+        if picked:
+            rest[picked] = -1.0
+        best = int(rest.argmax())
+        if float(rest[best]) <= 1e-14 * float(torch.diagonal(gram)[nb:].real.max()):
+            break
+        picked.append(best)
+        chosen.append(nb + best)
+    return picked
+
+
+def _grow(
+    model: LowRankFourierSum, seeds: SeparableSum, rank: int, gen: torch.Generator
+) -> LowRankFourierSum:
+    """A copy of ``model`` with ``rank`` terms; the new terms start on the factors of ``seeds``."""
+    new = LowRankFourierSum(model.axes, rank)
+    with torch.no_grad():
+        for j, ax in enumerate(model.axes):
+            free = 1e-6 * torch.randn(rank, ax.n_params, dtype=CDTYPE, generator=gen)
+            free[: model.rank] = model.free_parameters(j).detach()
+            c = seeds.factors[j]
+            k = (c.shape[1] - 1) // 2
+            if k < ax.modes:
+                c = torch.nn.functional.pad(c, (ax.modes - k, ax.modes - k))
+            elif k > ax.modes:
+                c = c[:, k - ax.modes : k + ax.modes + 1]
+            c = c / c.abs().pow(2).sum(1, keepdim=True).sqrt().clamp_min(1e-300)
+            n_new = min(c.shape[0], rank - model.rank)
+            free[model.rank : model.rank + n_new] = (
+                torch.linalg.pinv(model._synth(j)) @ c[:n_new].T
+            ).T * (1e-3 if j == 0 else 1.0)
+            new.set_free_parameters_(j, free)
+    return new
+
+
 # ---------------------------------------------------------------- solution object
 
 
@@ -269,6 +371,7 @@ def solve_nonlinear(
     seed: int = 0,
     max_terms: int = 600,
     progress: Callable[[int, int, float], None] | None = None,
+    grow: int = 2,
 ) -> SlabSolution:
     """Solve ``L u + sum_p a_p u^p = f`` (a :class:`lorfs.problems.Problem` with a time axis first).
 
@@ -298,6 +401,10 @@ def solve_nonlinear(
         ``D > 2``: nonlinear terms are kept exactly up to this many rank-one terms.
     progress:
         ``progress(slab, slabs, change)`` after each slab (e.g. a tqdm update).
+    grow:
+        Terms added per Picard iteration while a slab field has fewer than ``rank`` terms,
+        seeded from the right-hand side's least represented terms (``0``: start the missing
+        terms small and random instead).
 
     References
     ----------
@@ -327,6 +434,7 @@ def solve_nonlinear(
             seed,
             max_terms,
             progress,
+            grow,
         )
     finally:
         torch.set_num_threads(threads)
@@ -345,6 +453,7 @@ def _solve_nonlinear(
     seed,
     max_terms,
     progress,
+    grow,
 ) -> SlabSolution:
     if problem.time_axis != 0 or problem.initial is None:
         raise ValueError(
@@ -376,13 +485,24 @@ def _solve_nonlinear(
         weight = 1.0 / max(op.scale(axes), 1e-12) ** 2
         ic_meas = ["integral"] * len(axes)
         ic_meas[0] = ("point", edges[s])
-        model = LowRankFourierSum(axes, rank)
+        # slab fields start from the initial condition's terms; when it has fewer than ``rank``
+        # terms (the first slab), the rest are added by greedy enrichment from the Picard
+        # right-hand side, ``grow`` per iteration (:func:`unrepresented_terms`)
+        growing = grow > 0 and bool(problem.reaction) and g.rank < rank
+        model = LowRankFourierSum(axes, min(rank, g.rank) if growing else rank)
         _start_from(model, g, 0, gen)
         w = SeparableSum(axes, [f.detach() for f in model.factors()])
         changes = []
         for _it in range(picard):
             data = None
             nl = nonlinear_term(w, problem.reaction, rank, model_modes, max_terms)
+            if nl is not None and growing:
+                cand = crop_periodic(nl, model_modes)
+                picks = unrepresented_terms(w, cand, min(grow, rank - model.rank), skip=0)
+                if picks:
+                    seeds = SeparableSum(axes, [f[picks] for f in cand.factors])
+                    model = _grow(model, seeds, model.rank + len(picks), gen)
+                growing = bool(picks) and model.rank < rank
             if nl is not None:
                 data = truncate(
                     crop_periodic(w.real_part().scaled(c) - nl, model_modes),
@@ -411,7 +531,7 @@ def _solve_nonlinear(
             change = relative_l2_error(new, w) if float(l2_norm2(w)) > 0 else 1.0
             changes.append(change)
             w = new
-            if change < tol:
+            if change < tol and not growing:
                 break
         fields.append(w)
         history.append(changes)
