@@ -128,3 +128,39 @@ def test_apr_reaches_the_decoders_codebook_and_the_prior():
         m.tokenizer.patch_in.weight.grad is None
         or m.tokenizer.patch_in.weight.grad.abs().sum() == 0
     )
+
+
+def _ce_grads(through_ste: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gradients of the CE term alone w.r.t. the encoder's output layer and the codebook."""
+    torch.manual_seed(0)
+    m = EOSTokModule(stage="joint", nested_dropout=False, ar_grad_through_ste=through_ste, **TINY)
+    x, y = torch.rand(6, 1, 16, 16), torch.arange(6)
+    m.losses((x, y))  # codebook init from data
+    m.zero_grad()
+    m.losses((x, y), step=0)["ar"].backward()
+    enc, book = m.tokenizer.to_code.weight, m.tokenizer.quantizer.embedding
+    return tuple(torch.zeros_like(p) if p.grad is None else p.grad for p in (enc, book))
+
+
+def test_ce_through_the_straight_through_estimator_reaches_the_encoder_not_the_codebook():
+    enc, book = _ce_grads(through_ste=True)
+    assert enc.abs().sum() > 0
+    assert book.abs().sum() == 0  # z + sg(q - z): the codebook gets no gradient from CE
+
+
+def test_ce_without_the_straight_through_estimator_reaches_the_codebook_not_the_encoder():
+    enc, book = _ce_grads(through_ste=False)
+    assert enc.abs().sum() == 0
+    assert book.abs().sum() > 0
+
+
+def test_the_prior_reads_the_same_inputs_with_and_without_the_estimator():
+    """Only the backward pass differs: the AR loss value is the same."""
+    vals = []
+    for ste in (True, False):
+        torch.manual_seed(0)
+        m = EOSTokModule(stage="joint", nested_dropout=False, ar_grad_through_ste=ste, **TINY)
+        x, y = torch.rand(6, 1, 16, 16), torch.arange(6)
+        m.losses((x, y))
+        vals.append(float(m.losses((x, y), step=0)["ar"].detach()))
+    assert vals[0] == pytest.approx(vals[1], rel=1e-5)

@@ -63,6 +63,8 @@ def test_sections_run_on_a_tiny_setting(tmp_path):
         "sections:\n"
         "  digits: {steps: 1, variants: [two-stage, e2e CE-only], seeds: 2, n_samples: 20,"
         " feature_steps: 1}\n"
+        "  sweep: {steps: 1, variants: ['e2e + APR + align, CE x0.1, codebook only'], seeds: 1,"
+        " n_samples: 20, feature_steps: 1}\n"
         "  shapes: {steps: 1, variants: [e2e + APR], n_train: 36, n_samples: 20,"
         " feature_steps: 1}\n"
     )
@@ -76,3 +78,4 @@ def test_sections_run_on_a_tiny_setting(tmp_path):
     assert digits.figures == ["samples_digits.png"]
     assert report.sections["shapes"].tables[0].rows[0]["variant"] == "e2e + APR"
     assert (tmp_path / "out" / "samples_shapes.png").is_file()
+    assert report.sections["sweep"].figures == ["samples_sweep.png"]

@@ -46,6 +46,8 @@ WARMUP = dict(ar_grad_warmup_frac=0.7, ar_grad_scale=0.1)
 # Codebook-entropy regulariser (MAGVIT-v2 / LFQ style) on the quantizer's soft assignments.
 ENTROPY = dict(entropy_weight=0.1, entropy_temperature=0.05)
 APR_ALIGN = dict(stage="joint", apr_weight=1.0, align_weight=0.5)
+# CE-gradient multipliers of the sweep (the issue's range 0.001-1)
+SWEEP_SCALES = (0.001, 0.01, 0.1, 1.0)
 
 VARIANTS = {
     "two-stage": dict(stage="two-stage"),
@@ -63,7 +65,27 @@ VARIANTS = {
     "e2e + APR x5 + align, CE x0.1": dict(APR_ALIGN, apr_weight=5.0, ar_grad_scale=0.1),
     # a slower tokenizer (lr 1e-4 against the prior's 1e-3), full CE gradient
     "e2e + APR + align, tokenizer lr x0.1": dict(APR_ALIGN, tokenizer_lr=1e-4),
+    # the third-party anchor: vector-quantize-pytorch's EMA quantizer (eostok.library_vq)
+    "two-stage, vector-quantize-pytorch": dict(stage="two-stage", quantizer="library"),
+    # 1D at the 2D grid's token count (16 tokens on 16x16 digits with patch 4)
+    "two-stage, 16 tokens": dict(stage="two-stage", num_latent_tokens=16),
+    "e2e + APR + align, CE x0.01, 16 tokens": dict(
+        APR_ALIGN, ar_grad_scale=0.01, num_latent_tokens=16
+    ),
+    # end-to-end training of the 2D-grid tokenizer (is the CE gradient a 1D-token matter?)
+    "e2e 2D grid + APR + align": dict(APR_ALIGN, tokenizer_type="2d"),
+    "e2e 2D grid + APR + align, CE x0.01": dict(APR_ALIGN, tokenizer_type="2d", ar_grad_scale=0.01),
 }
+# The sweep of the CE gradient into the tokenizer: scale x STE (through the straight-through
+# estimator to the encoder) or codebook only (the prior reads the looked-up codes).
+for _scale in SWEEP_SCALES:
+    if _scale != 1.0:  # x1 is "e2e + APR + align"
+        VARIANTS.setdefault(
+            f"e2e + APR + align, CE x{_scale:g}", dict(APR_ALIGN, ar_grad_scale=_scale)
+        )
+    VARIANTS[f"e2e + APR + align, CE x{_scale:g}, codebook only"] = dict(
+        APR_ALIGN, ar_grad_scale=_scale, ar_grad_through_ste=False
+    )
 # The cells repeated over seeds (the anchor and the best end-to-end treatment).
 KEY_VARIANTS = ("two-stage", "e2e + APR + align, CE stops at prior")
 METRICS = [
@@ -160,14 +182,11 @@ def train_variant(
     if frac is not None:
         cfg["ar_grad_warmup_steps"] = int(frac * steps)
     torch.manual_seed(seed)
-    module = EOSTokModule(
-        stage="tokenizer" if stage == "two-stage" else stage,
-        codebook_size=size.codebook_size,
-        num_latent_tokens=size.num_latent_tokens,
-        width=size.width,
-        **(geometry or {}),
-        **cfg,
+    sizes = dict(
+        codebook_size=size.codebook_size, num_latent_tokens=size.num_latent_tokens, width=size.width
     )
+    options = {**sizes, **(geometry or {}), **cfg}  # a variant's own sizes win
+    module = EOSTokModule(stage="tokenizer" if stage == "two-stage" else stage, **options)
     if module.hparams.align_weight > 0 and teacher is not None:
         module.set_teacher(teacher)
     gen = torch.Generator().manual_seed(seed)
@@ -246,9 +265,11 @@ def comparison_table(
     feature_steps: int,
     size: ModelSize | None = None,
     workers: int = 1,
+    repeated: Sequence[str] = KEY_VARIANTS,
 ) -> tuple[Table, dict[str, torch.Tensor]]:
-    """Train and evaluate ``variants`` at ``seeds[0]``, and the :data:`KEY_VARIANTS` at the
-    other seeds, on ``data``; the table and the base seed's sample grids per variant.
+    """Train and evaluate ``variants`` at ``seeds[0]``, and the ``repeated`` ones (default
+    :data:`KEY_VARIANTS`) at the other seeds, on ``data``; the table and the base seed's sample
+    grids per variant.
 
     The alignment teacher and the metric CNN are trained on ``data``'s training images
     (``feature_steps`` steps, seeds ``seeds[0] + 1000`` and ``+ 2000``); the table's note gives
@@ -256,7 +277,7 @@ def comparison_table(
     torch on one thread from here on (as every worker does): forked workers of a process whose
     thread pool already ran with several threads do not give the same numbers.
     """
-    check_variants(variants)
+    check_variants([*variants, *repeated])
     torch.set_num_threads(1)
     size = size or ModelSize()
     base = seeds[0]
@@ -278,7 +299,7 @@ def comparison_table(
         ),
     )
     pairs = [(name, base) for name in variants]
-    pairs += [(name, sd) for sd in seeds[1:] for name in KEY_VARIANTS]
+    pairs += [(name, sd) for sd in seeds[1:] for name in repeated]
     runs = [
         Run(name, sd, sd == base, steps, n_samples, size, data, teacher, metric)
         for name, sd in pairs

@@ -8,10 +8,13 @@ Total loss of the joint stage (EOSTok, arXiv 2605.00503; weights configurable)::
     L = L_rec + L_vq + lambda_AR L_AR + lambda_APR L_APR + lambda_align L_align
 
 * ``L_rec = |x - Dec(z_q)|^2`` (nested dropout in training), ``L_vq`` codebook + commitment;
-* ``L_AR`` next-token CE; with ``ar_grad_to_tokenizer`` its gradient reaches the encoder and
-  codebook through the straight-through inputs of the prior (:mod:`eostok.ar_prior`), scaled
+* ``L_AR`` next-token CE; with ``ar_grad_to_tokenizer`` its gradient reaches the encoder
+  through the straight-through inputs of the prior (:mod:`eostok.ar_prior`), or with
+  ``ar_grad_through_ste=False`` only the codebook (the prior reads the looked-up codes), scaled
   by ``ar_grad_scale`` after ``ar_grad_warmup_steps`` and a linear ramp
   (:meth:`EOSTokModule.ar_tokenizer_grad_scale`; anti-collapse knobs, see the README);
+* ``quantizer="library"``: vector-quantize-pytorch's EMA quantizer (the third-party anchor,
+  :mod:`eostok.library_vq`) instead of the cosine one;
 * ``L_vq`` may carry the codebook-entropy regulariser (``entropy_weight``,
   :meth:`~eostok.quantizer.CosineVectorQuantizer.entropy_penalty`);
 * ``L_APR`` prediction-to-pixels reconstruction (:mod:`eostok.apr`);
@@ -68,6 +71,7 @@ class EOSTokModule(pl.LightningModule):
         self,
         stage: Stage = "joint",
         tokenizer_type: Literal["1d", "2d"] = "1d",
+        quantizer: Literal["cosine", "library"] = "cosine",
         image_size: int = 16,
         channels: int = 1,
         patch_size: int = 4,
@@ -83,6 +87,7 @@ class EOSTokModule(pl.LightningModule):
         ar_weight: float = 1.0,
         ar_grad_to_tokenizer: bool = True,
         ar_grad_scale: float = 1.0,
+        ar_grad_through_ste: bool = True,
         ar_grad_warmup_steps: int = 0,
         ar_grad_ramp_steps: int = 0,
         entropy_weight: float = 0.0,
@@ -118,6 +123,8 @@ class EOSTokModule(pl.LightningModule):
                 raise ValueError(f"{name} must be positive, got {v}")
         if tokenizer_type not in ("1d", "2d"):
             raise ValueError(f"tokenizer_type must be '1d' or '2d', got {tokenizer_type!r}")
+        if quantizer not in ("cosine", "library"):
+            raise ValueError(f"quantizer must be 'cosine' or 'library', got {quantizer!r}")
         self.save_hyperparameters()
         if tokenizer_type == "1d":
             self.tokenizer = OneDTokenizer(
@@ -130,6 +137,10 @@ class EOSTokModule(pl.LightningModule):
                 image_size, patch_size, token_dim, codebook_size, width, depth, heads, channels,
                 entropy_weight=entropy_weight, entropy_temperature=entropy_temperature,
             )  # fmt: skip
+        if quantizer == "library":  # the third-party anchor (vector-quantize-pytorch)
+            from .library_vq import LibraryVectorQuantizer
+
+            self.tokenizer.quantizer = LibraryVectorQuantizer(codebook_size, token_dim)
         self.prior = ARPrior(
             self.tokenizer.num_latent_tokens, codebook_size, token_dim, num_classes, width,
             prior_depth, heads,
@@ -270,7 +281,11 @@ class EOSTokModule(pl.LightningModule):
         if self.stage == "joint":
             # forward value z_q; backward: the CE gradient to the tokenizer times the scale
             scale = self.ar_tokenizer_grad_scale(step)
-            ar_in = z_q.detach() if scale == 0.0 else z_q.detach() + scale * (z_q - z_q.detach())
+            # through the straight-through estimator the CE gradient reaches the encoder (and,
+            # via the VQ loss only, the codes); without it, the prior reads the looked-up codes
+            # and the CE gradient reaches the codebook, not the encoder
+            src = z_q if hp.ar_grad_through_ste else self.tokenizer.quantizer.lookup(codes)
+            ar_in = z_q.detach() if scale == 0.0 else z_q.detach() + scale * (src - src.detach())
             out["ar"], logits = self.prior.nll(ar_in, codes, y)
             if hp.apr_weight > 0:
                 out["apr"] = self.apr(self.tokenizer, logits, x)
