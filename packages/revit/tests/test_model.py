@@ -149,3 +149,51 @@ def test_drop_path_keeps_exact_equivariance_and_drops_branches():
     assert torch.equal(net(u), net(u))  # eval: deterministic, nothing dropped
     with pytest.raises(ValueError, match="drop_path"):
         ReViT2d(spec, (0, 1), window=2, embed_dim=8, depths=(1, 1, 1), drop_path=1.0)
+
+
+@pytest.mark.parametrize("fields", ["two-vector", "tensor"])
+def test_attention_pooling_keeps_exact_equivariance(fields):
+    """Issue #39: the attention-pooled patch embedding (softmax weights from the invariant
+    pixel features) is a permutation-invariant weighted mean, so C4 stays exact; the pooling
+    changes the output (it is not the mean in disguise)."""
+    spec, state = SPECS_2D[fields]
+    torch.manual_seed(0)
+    x = torch.randn(2, spec.n_channels, 16, 16, dtype=torch.float64)
+    net = ReViT2d(spec, state, pooling="attention", **SMALL).double()
+    assert equivariance_error(net, x, spec, "c4", net.out_spec) < 1e-12
+    torch.manual_seed(0)
+    mean = ReViT2d(spec, state, pooling="mean", **SMALL).double()
+    missing, unexpected = mean.load_state_dict(net.state_dict(), strict=False)
+    assert not missing and all(k.startswith("embed.score") for k in unexpected)
+    assert float((mean(x) - net(x)).abs().max()) > 1e-6
+    with pytest.raises(ValueError, match="pooling"):
+        ReViT2d(spec, state, pooling="max", **SMALL)
+
+
+def test_attention_pooling_3d_is_o_equivariant():
+    spec = FieldSpec(3, vectors=((0, 1, 2),))
+    torch.manual_seed(0)
+    net = ReViT3d(spec, (0, 1, 2), window=2, embed_dim=6, depths=(1,), pooling="attention")
+    x = torch.randn(1, 3, 4, 4, 4, dtype=torch.float64)
+    assert equivariance_error(net.double(), x, spec, "o", net.out_spec) < 1e-12
+
+
+def test_revit_with_identity_frames_is_the_swin_baseline_up_to_the_patch_embedding():
+    """Issue #39 bug check: the Swin row is "the same backbone". With every frame replaced by
+    the identity, ReViT equals the Swin built by ``equivariant=False`` carrying the same
+    weights, once the Swin's linear patch embedding is swapped for ReViT's invariant one: the
+    position bias, merges, expands, blocks and decoder are shared code and weights, and the
+    frames (and the patch embedding) are the only differences between the two rows."""
+    spec, state = SPECS_2D["two-vector"]
+    torch.manual_seed(0)
+    net = ReViT2d(spec, state, **SMALL).double()
+    swin = ReViT2d(spec, state, equivariant=False, **SMALL).double()
+    body = {k: v for k, v in net.state_dict().items() if not k.startswith("embed.")}
+    missing, unexpected = swin.load_state_dict(body, strict=False)
+    assert all(k.startswith("embed.") for k in missing) and not unexpected
+    swin.embed = net.embed
+    x = torch.randn(2, 4, 16, 16, dtype=torch.float64)
+    net.equivariant = False  # frames -> identity (FramePyramid method None), embedding kept
+    assert torch.allclose(net(x), swin(x), atol=1e-12)
+    net.equivariant = True
+    assert float((net(x) - swin(x)).abs().max()) > 1e-6  # the real frames do change it

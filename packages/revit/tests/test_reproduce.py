@@ -141,9 +141,13 @@ def test_learning_curve_keeps_the_best_epoch_weights():
     net = Scale()
     traj = torch.ones(1, 2, 1, 1, 1)  # target u_{t+1} = 1 from u_t = 1: w = 1 is exact
     curve = LearningCurve(traj, (0,))
+    batch = {"x": torch.zeros(2, 1)}
     for w in (0.0, 1.0, 3.0):  # MSE 1, 0, 4: the best epoch is the second
         net.w.data.fill_(w)
+        curve._batch({"loss": torch.tensor(w)}, batch)  # planted batch losses w, w + 1
+        curve._batch({"loss": torch.tensor(w + 1)}, batch)
         curve._epoch(net)
     assert curve.curve == [1.0, 0.0, 4.0] and curve.best_epoch == 2
+    assert curve.train_curve == [0.5, 1.5, 3.5]  # the mean batch loss of each epoch
     curve.restore_best(net)
     assert float(net.w) == 1.0

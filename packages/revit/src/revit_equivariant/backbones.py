@@ -36,6 +36,7 @@ def build_backbone(
     modes: int = 8,
     img_size: int = 32,
     drop_path: float = 0.0,
+    pooling: str = "mean",
 ) -> torch.nn.Module:
     """Build one of the emulator backbones for a problem's field spec (3D: revit / swin only).
 
@@ -66,6 +67,7 @@ def build_backbone(
             equivariant=backbone == "revit",
             periodic=periodic,
             drop_path=drop_path,
+            pooling=pooling,
         )
     if backbone in ("revit", "swin"):
         return ReViT2d(
@@ -80,6 +82,7 @@ def build_backbone(
             equivariant=backbone == "revit",
             periodic=periodic,
             drop_path=drop_path,
+            pooling=pooling,
         )
     if backbone == "unet":
         return UNet2d(ps.spec.n_channels, ps.state, width=width)

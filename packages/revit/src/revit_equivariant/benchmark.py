@@ -378,10 +378,12 @@ def exactness_table(
 
 
 class LearningCurve:
-    """Validation one-step MSE after every training epoch; keeps the best epoch's weights.
+    """Training loss and validation one-step MSE per epoch; keeps the best epoch's weights.
 
     A Lightning callback: ``curve[e]`` is the MSE on the validation trajectories after epoch
-    ``e + 1``; :meth:`restore_best` loads the weights of the epoch with the lowest one (model
+    ``e + 1``, ``train_curve[e]`` the mean training loss of the batches of that epoch (in
+    training mode: with drop-path active, and with the rotations of an augmented row);
+    :meth:`restore_best` loads the weights of the epoch with the lowest validation MSE (model
     selection on validation data, never on the test set; the same rule for every row).
     """
 
@@ -389,11 +391,24 @@ class LearningCurve:
         import lightning.pytorch as pl
 
         self.callback = type(
-            "_Curve", (pl.Callback,), {"on_train_epoch_end": lambda _, t, m: self._epoch(m)}
+            "_Curve",
+            (pl.Callback,),
+            {
+                "on_train_epoch_end": lambda _, t, m: self._epoch(m),
+                "on_train_batch_end": lambda _, t, m, out, b, i: self._batch(out, b),
+            },
         )()
         self.val_traj, self.state = val_traj, state
         self.curve: list[float] = []
+        self.train_curve: list[float] = []
+        self._sum, self._n = 0.0, 0
         self.best_state: dict[str, torch.Tensor] | None = None
+
+    def _batch(self, out, batch) -> None:
+        loss = out["loss"] if isinstance(out, dict) else out
+        n = int(batch["x"].shape[0])
+        self._sum += float(loss) * n
+        self._n += n
 
     def _epoch(self, module) -> None:
         was = module.training
@@ -403,6 +418,9 @@ class LearningCurve:
         if not self.curve or mse < min(self.curve):
             self.best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
         self.curve.append(mse)
+        if self._n:
+            self.train_curve.append(self._sum / self._n)
+        self._sum, self._n = 0.0, 0
 
     @property
     def best_epoch(self) -> int:
@@ -422,12 +440,12 @@ def _mean_sd(values: Sequence[float]) -> str:
 
 def seeded_table(
     configs: Sequence[FitConfig], seeds: Sequence[int]
-) -> tuple[Table, Table, dict[str, dict[int, list[float]]], list[dict]]:
+) -> tuple[Table, Table, dict, dict, list[dict]]:
     """Train every row on every seed (data and initialisation), best-validation epoch, test.
 
     Returns the summary table (mean ± sample standard deviation over seeds), the per-seed
-    table, the learning curves ``{model: {seed: [val MSE per epoch]}}`` and the raw per-seed
-    records. Rows share their data per seed (:func:`same_data`); the test sets are fresh
+    table, the learning curves ``{model: {seed: [val MSE per epoch]}}``, the training-loss
+    curves (same layout) and the raw per-seed records. Rows share their data per seed (:func:`same_data`); the test sets are fresh
     trajectories (data seed + 2) and the same trajectories rotated by 90 degrees.
     """
     import lightning.pytorch as pl
@@ -437,7 +455,7 @@ def seeded_table(
     data = PDEDataModule(**{**same_data(configs), "seed": seeds[0]}).hparams
     ps = problem_spec(data.problem)
     sizes = (data.grid, data.sim_grid, data.interval)
-    records, curves = [], {}
+    records, curves, train_curves = [], {}, {}
     jobs = [(c, s) for c in configs if runnable(c) for s in seeds]
     tests: dict[int, dict[str, torch.Tensor]] = {}
     for config, seed in progress(jobs, desc="training (rows x seeds)"):
@@ -466,10 +484,12 @@ def seeded_table(
         label = row_label(config)
         mse = {k: one_step_mse(module, v, ps.state) for k, v in tests[seed].items()}
         curves.setdefault(label, {})[seed] = curve.curve
+        train_curves.setdefault(label, {})[seed] = curve.train_curve
         records.append({
             "model": label, "seed": seed,
             "params": sum(p.numel() for p in module.parameters()),
             "MSE id": mse["id"], "MSE rot90": mse["rot90"],
+            "train loss": curve.train_curve[curve.best_epoch - 1],
             "best epoch": curve.best_epoch, "CPU s/epoch": timer.mean,
         })  # fmt: skip
     for seed, t in tests.items():
@@ -477,12 +497,14 @@ def seeded_table(
         records.append({"model": PERSISTENCE, "seed": seed, "params": 0,
                         "MSE id": pers["id"], "MSE rot90": pers["rot90"]})  # fmt: skip
     epochs = configs[0].epochs
+    reg = configs[0].model
     notes = (
         f"{len(seeds)} seeds ({', '.join(map(str, seeds))}): each seed draws its own training, "
         f"validation and test trajectories and initialisation. {data.n_train} training "
         f"trajectories x {data.n_frames} frames on a {data.grid}x{data.grid} grid (simulated "
         f"at {data.sim_grid}x{data.sim_grid}), up to {epochs} AdamW epochs (batch "
-        f"{data.batch_size}, cosine lr), the weights of the epoch with the lowest validation "
+        f"{data.batch_size}, cosine lr, weight decay {reg.get('weight_decay', 1e-4)}; "
+        f"transformers: drop-path {reg.get('drop_path', 0.0)}), the weights of the epoch with the lowest validation "
         f"MSE ({data.n_val} validation trajectories; the same rule for every row); test: "
         f"{data.n_test} fresh trajectories (id) and the same ones rotated by 90 degrees "
         "(the y-forced flow, never seen in training). Cells: mean ± sample standard deviation "
@@ -491,7 +513,16 @@ def seeded_table(
     summary = Table(
         f"2D Kolmogorov flow ({data.grid}x{data.grid}), {len(seeds)} seeds: one-step MSE, "
         "in distribution and rotated",
-        ["model", "params", "MSE id", "MSE rot90", "rot90/id", "best epoch", "CPU s/epoch"],
+        [
+            "model",
+            "params",
+            "MSE id",
+            "MSE rot90",
+            "rot90/id",
+            "train loss",
+            "best epoch",
+            "CPU s/epoch",
+        ],
         notes=notes,
     )
     per_seed = Table(
@@ -509,6 +540,7 @@ def seeded_table(
                 "MSE id": _mean_sd(ids),
                 "MSE rot90": _mean_sd(rots),
                 "rot90/id": _mean_sd([b / a for a, b in zip(ids, rots, strict=True)]),
+                "train loss": _mean_sd([r["train loss"] for r in rs]) if "train loss" in rs[0] else None,
                 "best epoch": _mean_sd([r["best epoch"] for r in rs]) if "best epoch" in rs[0] else None,
                 "CPU s/epoch": _mean_sd([r["CPU s/epoch"] for r in rs]) if "CPU s/epoch" in rs[0] else None,
             },
@@ -518,7 +550,7 @@ def seeded_table(
             f"seed {s}": f"{by_seed[s]['MSE id']:.4g} / {by_seed[s]['MSE rot90']:.4g}"
             for s in seeds if s in by_seed
         })  # fmt: skip
-    return summary, per_seed, curves, records
+    return summary, per_seed, curves, train_curves, records
 
 
 def claim_verdict(records: Sequence[Mapping[str, Any]], seeds: Sequence[int]) -> str:
@@ -550,16 +582,24 @@ def seeds_result(configs: Sequence[FitConfig], seeds: Sequence[int]):
     """The ``seeds2d`` section: tables (summary, per seed, learning curves), figure, verdict."""
     from .plots import learning_curves_figure
 
-    summary, per_seed, curves, records = seeded_table(configs, seeds)
+    summary, per_seed, curves, train_curves, records = seeded_table(configs, seeds)
     epochs = max(len(c) for by in curves.values() for c in by.values())
     curve_table = Table(
-        "Learning curves: validation one-step MSE after each epoch (mean over seeds)",
+        "Learning curves: training loss / validation one-step MSE after each epoch (mean over "
+        "seeds)",
         ["epoch", *curves],
-        notes="The curves of the figure; the validation trajectories are separate from the test set.",
+        notes="The curves of the figure (solid: validation, dashed: training); the validation "
+        "trajectories are separate from the training and test sets.",
     )
+
+    def mean_at(by: Mapping[int, Sequence[float]], e: int) -> float:
+        vals = [c[e] for c in by.values() if len(c) > e]
+        return sum(vals) / len(vals) if vals else float("nan")
+
     for e in range(epochs):
         curve_table.add_row(epoch=e + 1, **{
-            m: sum(c[e] for c in by.values()) / len(by) for m, by in curves.items()
+            m: f"{mean_at(train_curves[m], e):.4g} / {mean_at(by, e):.4g}"
+            for m, by in curves.items()
         })  # fmt: skip
-    figures = {"seeds2d_learning_curves.png": learning_curves_figure(curves)}
+    figures = {"seeds2d_learning_curves.png": learning_curves_figure(curves, train_curves)}
     return [summary, per_seed, curve_table], figures, [claim_verdict(records, seeds)]

@@ -65,6 +65,9 @@ class EmulatorModule(pl.LightningModule):
         Log the C4 (2D) / O (3D) equivariance error on the first validation batch.
     drop_path:
         ReViT / Swin: stochastic-depth rate of every block's residual branches (0: off).
+    pooling:
+        ReViT: pixel pooling of the invariant patch embedding, ``mean`` (the paper's default)
+        or ``attention`` (:class:`~revit_equivariant.transformer.FrameEmbedding`).
     layout:
         Problem ``custom`` (one's own fields): the data's declared layout
         (:meth:`~revit_equivariant.field_files.FieldLayout.as_dict`). Leave it out: the model
@@ -97,6 +100,7 @@ class EmulatorModule(pl.LightningModule):
         check_equivariance: bool = True,
         layout: dict | None = None,
         drop_path: float = 0.0,
+        pooling: str = "mean",
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
@@ -117,6 +121,7 @@ class EmulatorModule(pl.LightningModule):
         self.net = build_backbone(
             h.backbone, ps, h.patch, h.window, h.embed_dim, h.heads, h.depths,
             h.frame_method, h.periodic, h.width, h.modes, h.img_size, h.drop_path,
+            h.get("pooling", "mean"),
         )  # fmt: skip
         self.equiv_group = "o" if ps.spec.dim == 3 else "c4"
         self.val_equiv = EquivarianceError(self.equiv_group)

@@ -44,8 +44,12 @@ def comparison_figure(rows: Sequence[Mapping[str, Any]], curves: Mapping[str, Se
     return fig
 
 
-def learning_curves_figure(curves: Mapping[str, Mapping[int, Sequence[float]]]):
-    """Validation MSE per epoch of every model: the mean over seeds, the min-max band shaded."""
+def learning_curves_figure(
+    curves: Mapping[str, Mapping[int, Sequence[float]]],
+    train_curves: Mapping[str, Mapping[int, Sequence[float]]] | None = None,
+):
+    """Validation MSE per epoch of every model: the mean over seeds, the min-max band shaded;
+    the mean training loss per epoch dashed in the same colour when ``train_curves`` is given."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -61,7 +65,16 @@ def learning_curves_figure(curves: Mapping[str, Mapping[int, Sequence[float]]]):
         lo = [min(c[e] for c in runs) for e in range(n)]
         hi = [max(c[e] for c in runs) for e in range(n)]
         ax.fill_between(epochs, lo, hi, color=line.get_color(), alpha=0.2)
-    ax.set(xlabel="epoch", ylabel="validation one-step MSE", title="learning curves (band: seeds)")
+        train = list((train_curves or {}).get(name, {}).values())
+        if train:
+            m = min(len(c) for c in train)
+            tr = [sum(c[e] for c in train) / len(train) for e in range(m)]
+            ax.plot(range(1, m + 1), tr, color=line.get_color(), linestyle="--", linewidth=1)
+    ax.set(
+        xlabel="epoch",
+        ylabel="one-step MSE",
+        title="learning curves: validation (solid, band: seeds), training (dashed)",
+    )
     ax.set_yscale("log")
     ax.legend(fontsize=7)
     fig.tight_layout()

@@ -4,8 +4,10 @@ Paper: "ReViT: Rotational-equivariant Vision Transformers for Neural PDE Solvers
 (Wei, List, Thuerey, ICML 2026). Map of the method to classes:
 
 * Sec. 3.2 invariant patch embedding ``z_k = [B_i^T u_k, B_i^T (x_k - c_i), s_k]``,
-  ``h_k = MLP(z_k)``, ``t_i = Linear(LN(mean_k h_k))``: :class:`FrameEmbedding`
-  (``equivariant=False``: a flatten-and-project / strided-conv patch embedding);
+  ``h_k = MLP(z_k)``, ``t_i = Linear(LN(pool_k h_k))`` with ``pool`` the mean or attention
+  pooling ``sum_k softmax_k(a(h_k)) h_k`` (a permutation-invariant weighted mean):
+  :class:`FrameEmbedding` (``equivariant=False``: a flatten-and-project / strided-conv patch
+  embedding);
 * Sec. 3.3 rebased relative position bias ``P_ij^h = MLP_h(|p_ij|, B_i^T p_ij)``:
   :class:`RebasedRelPosBias`;
 * Sec. 3.4 window attention ``softmax(Q K^T / sqrt(d) + P) V`` with shifted windows
@@ -32,6 +34,9 @@ from torch import nn
 from .frames import FRAME_METHODS, FramePyramid, patch_mean, rebase, unbase
 from .group import FieldSpec
 from .windows import merge_windows, partition, shift_mask, window_offsets
+
+#: pixel-feature pooling of the invariant patch embedding (:class:`FrameEmbedding`)
+POOLINGS = ("mean", "attention")
 
 
 def patchify(x: torch.Tensor, patch: int, dim: int) -> torch.Tensor:
@@ -96,6 +101,10 @@ class FrameEmbedding(nn.Module):
         Width of the per-pixel MLP.
     equivariant:
         False: flatten the patch and project it (a strided convolution), as in Swin.
+    pooling:
+        ``mean`` (``mean_k h_k``) or ``attention`` (``sum_k w_k h_k`` with
+        ``w = softmax_k(MLP(h_k))``, a learned score per pixel feature). Both are
+        invariant to the order of the pixels, so both keep the embedding invariant.
 
     Examples
     --------
@@ -114,13 +123,19 @@ class FrameEmbedding(nn.Module):
         embed_dim: int,
         hidden: int | None = None,
         equivariant: bool = True,
+        pooling: str = "mean",
     ) -> None:
         super().__init__()
+        if pooling not in POOLINGS:
+            raise ValueError(f"unknown pooling {pooling!r}; choose from {POOLINGS}")
         self.spec, self.patch, self.dim, self.equivariant = spec, patch, dim, equivariant
+        self.pooling = pooling
         hidden = hidden or embed_dim
         self.register_buffer("offsets", window_offsets(patch, dim).float(), persistent=False)
         if equivariant:
             self.pixel_mlp = _mlp(spec.n_channels + dim, hidden, hidden)
+            if pooling == "attention":
+                self.score = _mlp(hidden, max(1, hidden // 2), 1)
             self.norm = nn.LayerNorm(hidden)
             self.proj = nn.Linear(hidden, embed_dim)
         else:
@@ -135,8 +150,10 @@ class FrameEmbedding(nn.Module):
         local = rebase_channels(pix, b, self.spec)
         pos = rebase(b, self.offsets.to(x.dtype))  # B_i^T (x_k - c_i)
         z = torch.cat([local, pos], -1)
-        h = self.pixel_mlp(z).mean(-2)  # order-independent pooling over the patch
-        return self.proj(self.norm(h))
+        h = self.pixel_mlp(z)  # (B, *tokens, P^d, hidden)
+        # order-independent pooling over the patch: the mean, or the attention-weighted mean
+        pooled = (self.score(h).softmax(-2) * h).sum(-2) if self.pooling == "attention" else None
+        return self.proj(self.norm(h.mean(-2) if pooled is None else pooled))
 
 
 class RebasedRelPosBias(nn.Module):
@@ -383,6 +400,9 @@ class ReViT(nn.Module):
     drop_path:
         Stochastic-depth rate of every block's residual branches (the authors' 2D default is
         0.1; 0 here, the default of the CPU configs).
+    pooling:
+        Pixel pooling of the invariant patch embedding: ``mean`` or ``attention``
+        (:class:`FrameEmbedding`; ignored by the Swin baseline's linear patch embedding).
     residual:
         Add the input state to the network output.
 
@@ -414,6 +434,7 @@ class ReViT(nn.Module):
         periodic: bool = True,
         residual: bool = True,
         drop_path: float = 0.0,
+        pooling: str = "mean",
     ) -> None:
         super().__init__()
         if dim not in (2, 3):
@@ -456,7 +477,9 @@ class ReViT(nn.Module):
                 for i in range(n)
             )
 
-        self.embed = FrameEmbedding(spec, patch, dim, embed_dim, equivariant=equivariant)
+        self.embed = FrameEmbedding(
+            spec, patch, dim, embed_dim, equivariant=equivariant, pooling=pooling
+        )
         self.encoder = nn.ModuleList(stage(n, widths[i]) for i, n in enumerate(enc))
         self.merges = nn.ModuleList(FrameMerge(widths[i], dim) for i in range(self.levels - 1))
         self.expands = nn.ModuleList(
