@@ -8,10 +8,10 @@ import torch
 from sigreg.lightning import PQNModule, make_optimizer
 from sigreg.optimiser_study import (
     interval_verdict,
+    last_phase_return,
     optimiser_aggregate_table,
     optimiser_study,
     optimiser_table,
-    second_half_return,
 )
 
 
@@ -41,10 +41,10 @@ def test_unknown_optimiser_is_refused():
         PQNModule(num_envs=1, num_steps=2, hidden=4, optimizer="lbfgs")
 
 
-def test_second_half_return_and_verdicts():
+def test_last_phase_return_and_verdicts():
     eps = [(100, 1.0), (250, 2.0), (300, 4.0)]
-    assert second_half_return(eps, 300) == 3.0
-    assert math.isnan(second_half_return(eps, 1000))
+    assert last_phase_return(eps, 300, 100) == 3.0
+    assert math.isnan(last_phase_return(eps, 1000, 100))
     assert interval_verdict(0.5, 0.6, 0.1, 0.4) == "above"
     assert interval_verdict(0.0, 0.09, 0.1, 0.4) == "below"
     assert interval_verdict(0.4, 0.6, 0.1, 0.4) == "overlap (null)"  # touching is not separated
@@ -54,26 +54,21 @@ def test_study_on_cartpole_has_every_row_verdict_and_aggregate():
     """Tiny run (CartPole, so no MinAtar needed): structure of the tables and their verdicts."""
     pqn = {"num_envs": 2, "num_steps": 8, "hidden": 16}
     opts = {"adam": 1e-3}
-    pre = {"observations": 64, "updates": 10, "batch_size": 32, "target_offset": 100.0}
     runs = optimiser_study(
-        ["CartPole-v1"], opts, [0.0, 1.0], iterations=4, pretrain=pre, seeds=2, pqn=pqn
+        ["CartPole-v1"], opts, [0.0, 1.0], iterations=4, phase_iterations=2, seeds=2, pqn=pqn
     )
     assert set(runs) == {("CartPole-v1", "adam", m) for m in ("none", "SIGReg l=1", "fresh init")}
     assert all(len(v) == 2 for v in runs.values())
-    # every run has the same RL budget; only the warm-started ones were pre-trained
-    assert {r["total_steps"] for rs in runs.values() for r in rs} == {4 * 2 * 8}
-    assert runs[("CartPole-v1", "adam", "fresh init")][0]["pretrain"] is None
-    assert runs[("CartPole-v1", "adam", "none")][0]["pretrain"]["first_loss"] > 0.1
-    table = optimiser_table(runs, iterations=4, pretrain=pre, pqn=pqn, optimisers=opts)
+    assert runs[("CartPole-v1", "adam", "fresh init")][0]["total_steps"] == 2 * 2 * 8
+    assert runs[("CartPole-v1", "adam", "none")][0]["total_steps"] == 4 * 2 * 8
+    table = optimiser_table(runs, iterations=4, phase_iterations=2, pqn=pqn, optimisers=opts)
     rows = {r["method"]: r for r in table.rows}
     verdicts = ("above", "below", "overlap (null)")
     assert rows["SIGReg l=1"]["SIGReg vs none (AUC)"] in verdicts
-    assert rows["none"]["vs fresh init (AUC)"] in verdicts
-    assert rows["fresh init"]["vs fresh init (AUC)"] == ""
-    assert rows["fresh init"]["srank after pre-training"] is None
-    assert rows["none"]["srank after pre-training"] > 0
+    assert rows["none"]["vs fresh init (last phase)"] in verdicts
+    assert rows["fresh init"]["vs fresh init (last phase)"] == ""
     agg = optimiser_aggregate_table(runs)
     arow = {r["method"]: r for r in agg.rows}
-    assert set(arow) == {"none", "SIGReg l=1", "fresh init"}
+    assert set(arow) == {"none", "SIGReg l=1"}
     assert arow["none"]["CI low"] <= arow["none"]["IQM"] <= arow["none"]["CI high"]
     assert np.isfinite(arow["SIGReg l=1"]["P(improvement over same optimiser, none)"])

@@ -3,31 +3,24 @@
 Paper: "Stable Deep Reinforcement Learning via Isotropic Gaussian Representations", Saheb et
 al., ICML 2026 (arXiv 2602.19373). The paper compares SIGReg with second-order /
 preconditioned optimisers (which also counter the ill-conditioning that non-stationarity
-causes) and combines the two; here PQN runs on ``>= 3`` MinAtar games with each optimiser,
-with and without SIGReg, over several seeds, in a protocol where the agent without a
-regulariser measurably loses plasticity:
+causes) and combines the two; here PQN runs on ``>= 3`` non-stationary MinAtar games with
+each optimiser, with and without SIGReg, over several seeds:
 
 * the optimisers: Adam, RAdam (PQN's) and PSGD-Kron (``kron-torch``)
   -> :func:`sigreg.lightning.make_optimizer`
-* the plasticity protocol: every regularised / unregularised agent is *warm-started* from
-  its own network pre-trained on large-offset random targets (observations of the same
-  game, the agent's optimiser, and SIGReg in the pre-training loss when the run has it),
-  then trained with PQN for ``iterations`` rollouts; the reference is a *freshly
-  initialised* agent trained with PQN for the same ``iterations`` rollouts (Ash & Adams
-  2020; Lyle et al. 2023, 2024) -> :mod:`sigreg.warm_start`. Below the fresh agent =
-  plasticity lost.
-* per game the interval verdict of SIGReg against the same optimiser without it, and of
-  each warm-started row against the fresh agent, both on the return AUC (mean episode
-  return over the run): "above", "below" or "overlap (null)" of the two 95 % intervals
-  -> :func:`interval_verdict`
+* the plasticity reference: a *freshly initialised* agent trained for one phase only. For an
+  MLP whose first layer is initialised i.i.d. and sign-symmetrically (PyTorch's default),
+  a permuted and sign-flipped observation is the same learning problem in distribution as
+  the raw one, so the fresh agent is trained on the stationary game; its mean return over
+  that phase is compared with the continually trained agent's mean return over its *last*
+  phase (the same number of steps): below it = plasticity lost -> :func:`last_phase_return`
+* per game the interval verdict of SIGReg against the same optimiser without it (return
+  AUC) and of the baseline against the fresh agent (last-phase return): "above", "below" or
+  "overlap (null)" of the two 95 % intervals -> :func:`interval_verdict`
 * the table over games, optimisers and methods -> :func:`optimiser_table`; the aggregate over
   every game and seed (rliable IQM, stratified bootstrap, probability of improvement)
   -> :func:`optimiser_aggregate_table`; all of it (``reproduce``'s ``games`` section)
   -> :func:`games_benchmark`
-
-(Until issue #44's second round the reference was compared with agents whose observation
-was re-permuted every few thousand steps; at CPU scale a fresh agent learns too little in
-one such phase for that protocol to show plasticity loss in any game: see the CHANGELOG.)
 """
 
 from __future__ import annotations
@@ -46,13 +39,17 @@ from sigreg.rl_benchmark import (
 OPTIMISER_NAMES = {"adam": "Adam", "radam": "RAdam", "kron": "PSGD-Kron"}
 
 
-def second_half_return(episodes: list[tuple[int, float]], total_steps: int) -> float:
-    """Mean return of the episodes that end in the second half of the run (NaN if none).
+def last_phase_return(
+    episodes: list[tuple[int, float]], total_steps: int, phase_steps: int
+) -> float:
+    """Mean return of the episodes that end in the last ``phase_steps`` environment steps.
 
-    >>> second_half_return([(10, 1.0), (60, 3.0), (90, 5.0)], 100)
+    NaN when no episode ends there.
+
+    >>> last_phase_return([(10, 1.0), (60, 3.0), (90, 5.0)], 100, 50)
     4.0
     """
-    rets = [r for s, r in episodes if s > total_steps / 2]
+    rets = [r for s, r in episodes if s > total_steps - phase_steps]
     return float(np.mean(rets)) if rets else float("nan")
 
 
@@ -71,13 +68,29 @@ def interval_verdict(lo: float, hi: float, ref_lo: float, ref_hi: float) -> str:
     return "overlap (null)"
 
 
+def _run(game, optimiser, lr, lam, iterations, ns_period, seed, pqn) -> dict:
+    kw = dict(pqn)
+    kw["lr"] = lr
+    res = run_agent(
+        "pqn",
+        env_id=game,
+        sigreg_lambda=lam,
+        iterations=iterations,
+        ns_period=ns_period,
+        seed=seed,
+        optimizer=optimiser,
+        **kw,
+    )
+    return res
+
+
 def optimiser_study(
     games: list[str],
     optimisers: dict[str, float],
     lambdas: list[float],
     *,
     iterations: int,
-    pretrain: dict,
+    phase_iterations: int,
     seeds: int,
     pqn: dict,
     seed: int = 0,
@@ -86,40 +99,42 @@ def optimiser_study(
 
     ``optimisers`` maps an optimiser name (:data:`sigreg.lightning.OPTIMIZERS`) to its
     learning rate; ``pqn`` holds the other :class:`~sigreg.lightning.PQNModule` arguments
-    (with ``num_envs`` and ``num_steps``); ``pretrain`` the keyword arguments of
-    :func:`sigreg.warm_start.pretrain_on_random_targets`. Every lambda's run is warm-started
-    from that pre-training (with the run's lambda in its loss); the ``"fresh init"`` run is
-    a new agent. All runs last ``iterations`` rollouts on the stationary game. Returns
+    (with ``num_envs`` and ``num_steps``). Continual runs last ``iterations`` rollouts with
+    the observation re-permuted and sign-flipped every ``phase_iterations``; fresh runs last
+    ``phase_iterations`` rollouts (stationary: see the module docstring). Returns
     ``{(game, optimiser, method): [runs]}`` with ``method`` in ``"none"``,
-    ``"SIGReg l=<lambda>"``, ``"fresh init"``; each run also holds ``second_half``.
+    ``"SIGReg l=<lambda>"``, ``"fresh init"``; each run also holds ``last_phase``.
 
     PSGD-Kron runs eagerly (``torch.compile`` is disabled for the study: on a CPU its
     compile time would dominate these short runs; the arithmetic is the same).
     """
     import torch._dynamo
 
+    steps = pqn["num_envs"] * pqn["num_steps"]
     jobs = []
     for game in games:
         for opt in optimisers:
             for lam in lambdas:
                 method = "none" if lam == 0 else f"SIGReg l={lam:g}"
-                jobs += [(game, opt, method, lam, k) for k in range(seeds)]
-            jobs += [(game, opt, "fresh init", 0.0, k) for k in range(seeds)]
+                jobs += [(game, opt, method, lam, iterations, k) for k in range(seeds)]
+            jobs += [(game, opt, "fresh init", 0.0, phase_iterations, k) for k in range(seeds)]
     out: dict[tuple[str, str, str], list[dict]] = {}
     with torch._dynamo.config.patch(disable=True):
-        for game, opt, method, lam, k in progress(jobs, desc="games", total=len(jobs)):
-            res = run_agent(
-                "pqn",
-                env_id=game,
-                sigreg_lambda=lam,
-                iterations=iterations,
-                ns_period=None,
-                seed=seed + k,
-                optimizer=opt,
-                pretrain=None if method == "fresh init" else dict(pretrain),
-                **{**pqn, "lr": optimisers[opt]},
+        for game, opt, method, lam, iters, k in progress(jobs, desc="games", total=len(jobs)):
+            fresh = method == "fresh init"
+            res = _run(
+                game,
+                opt,
+                optimisers[opt],
+                lam,
+                iters,
+                None if fresh else phase_iterations * pqn["num_steps"],
+                seed + k,
+                pqn,
             )
-            res["second_half"] = second_half_return(res["episodes"], res["total_steps"])
+            res["last_phase"] = last_phase_return(
+                res["episodes"], res["total_steps"], phase_iterations * steps
+            )
             out.setdefault((game, opt, method), []).append(res)
     return out
 
@@ -136,63 +151,48 @@ def optimiser_table(
     runs: dict[tuple[str, str, str], list[dict]],
     *,
     iterations: int,
-    pretrain: dict,
+    phase_iterations: int,
     pqn: dict,
     optimisers: dict[str, float],
 ) -> Table:
     """One row per (game, optimiser, method) with intervals and the per-game verdicts."""
-    steps = iterations * pqn["num_envs"] * pqn["num_steps"]
-    import inspect
-
-    from sigreg.warm_start import pretrain_on_random_targets
-
-    sig = inspect.signature(pretrain_on_random_targets).parameters
-    p = {k: v.default for k, v in sig.items() if v.default is not inspect.Parameter.empty}
-    p.update(pretrain)
     table = Table(
-        "MinAtar games: optimiser x SIGReg, warm-started agents against a fresh-init agent",
+        "MinAtar games: optimiser x SIGReg, with a fresh-init plasticity reference",
         ["game", "optimiser", "method", "return AUC IQM", "AUC CI low", "AUC CI high",
-         "2nd-half return IQM", "SIGReg vs none (AUC)", "vs fresh init (AUC)",
-         "srank after pre-training", "dormant % after pre-training", "srank", "dormant % tau=0",
-         "wall", "seeds"],
+         "last-phase return IQM", "LP CI low", "LP CI high", "dormant % tau=0", "srank",
+         "SIGReg vs none (AUC)", "vs fresh init (last phase)", "wall", "seeds"],
         units={"wall": "s"},
         notes=(
             f"PQN ({pqn['num_envs']} envs x {pqn['num_steps']} steps, 2 epochs x 4 "
             "minibatches, LayerNorm, Q(lambda)=0.65, MLP trunk 2 x 128 on the flattened "
-            f"frame), every run {iterations} rollouts ({steps} env steps) on the stationary "
-            "game. Learning rates: "
+            f"frame); continual runs: {iterations} rollouts "
+            f"({iterations * pqn['num_envs'] * pqn['num_steps']} env steps), observation "
+            f"re-permuted and sign-flipped every {phase_iterations} rollouts "
+            f"({iterations // phase_iterations} phases). Learning rates: "
             + ", ".join(f"{OPTIMISER_NAMES[k]} {v:g}" for k, v in optimisers.items())
-            + " (PSGD-Kron: kron-torch defaults, run eagerly). 'none' and 'SIGReg' agents are "
-            "warm-started: their Q-network is first fitted to random targets "
-            f"({p['target_offset']:g} + {p['target_scale']:g} N(0, 1) per observation and "
-            f"action; {p['observations']} random-policy observations of the game"
-            + (" with their coordinates shuffled (another task)" if p["permute_inputs"] else "")
-            + f"; {p['updates']} minibatch updates of {p['batch_size']} with the run's "
-            "optimiser, loss in units of the targets' second moment, and for SIGReg the SIGReg "
-            "term"
-            + ("; then the head is re-initialised" if p["reset_head"] else "")
-            + "), then trained with PQN. 'fresh init' = a new agent trained with PQN "
-            "for the same rollouts (below it = plasticity lost). Return AUC = mean episode "
-            "return over the run; IQM and 95 % bootstrap CI over seeds (rliable). 'SIGReg vs "
-            "none': the SIGReg row's AUC interval against the same optimiser's none row; 'vs "
-            "fresh init': the row's AUC interval against the same optimiser's fresh-init row. "
-            "'overlap (null)' = the intervals overlap: no difference resolved. srank/dormant "
-            "after pre-training on 256 random-policy observations; srank/dormant (tau=0) at the "
-            "end on the last rollout's observations; all on the trunk output."
+            + " (PSGD-Kron: kron-torch defaults, run eagerly). 'fresh init' = a new agent "
+            f"trained for one phase ({phase_iterations} rollouts, its own epsilon schedule); "
+            "its 'last-phase return' is its mean return over that phase, the continual runs' "
+            "is their mean return over their last phase. IQM and 95 % bootstrap CI over seeds "
+            "(rliable). 'SIGReg vs none': the SIGReg row's AUC interval against the same "
+            "optimiser's none row; 'vs fresh init': the row's last-phase interval against the "
+            "same optimiser's fresh-init row (below = plasticity lost). 'overlap (null)' = the "
+            "intervals overlap: no difference resolved. Dormant/srank on the trunk output of "
+            "the last rollout's observations."
         ),
     )  # fmt: skip
-    stats = {key: _ci([r["auc"] for r in rs]) for key, rs in runs.items()}
+    stats = {key: (_ci([r["auc"] for r in rs]), _ci([r["last_phase"] for r in rs]))
+             for key, rs in runs.items()}  # fmt: skip
     for (game, opt, method), rs in runs.items():
-        a, alo, ahi, how = stats[(game, opt, method)]
+        (a, alo, ahi, how), (lp, llo, lhi, _) = stats[(game, opt, method)]
         vs_none = vs_fresh = ""
         if method.startswith("SIGReg") and (game, opt, "none") in stats:
-            _, blo, bhi, _ = stats[(game, opt, "none")]
+            _, blo, bhi, _ = stats[(game, opt, "none")][0]
             vs_none = interval_verdict(alo, ahi, blo, bhi)
         if method != "fresh init" and (game, opt, "fresh init") in stats:
-            _, flo, fhi, _ = stats[(game, opt, "fresh init")]
-            vs_fresh = interval_verdict(alo, ahi, flo, fhi)
+            _, flo, fhi, _ = stats[(game, opt, "fresh init")][1]
+            vs_fresh = interval_verdict(llo, lhi, flo, fhi)
         diag = [r["diagnostics"] for r in rs if r["diagnostics"]]
-        pre = [r["pretrain"]["diagnostics"] for r in rs if r.get("pretrain")]
         table.add_row(
             game=game.split("/")[-1].removesuffix("-v1"),
             optimiser=OPTIMISER_NAMES[opt],
@@ -201,18 +201,13 @@ def optimiser_table(
                 "return AUC IQM": a,
                 "AUC CI low": alo,
                 "AUC CI high": ahi,
-                "2nd-half return IQM": _ci([r["second_half"] for r in rs])[0],
-                "SIGReg vs none (AUC)": vs_none,
-                "vs fresh init (AUC)": vs_fresh,
-                "srank after pre-training": float(np.mean([d["srank"] for d in pre]))
-                if pre
-                else None,
-                "dormant % after pre-training": 100
-                * float(np.mean([d["dormant_tau0"] for d in pre]))
-                if pre
-                else None,
-                "srank": float(np.mean([d["srank"] for d in diag])),
+                "last-phase return IQM": lp,
+                "LP CI low": llo,
+                "LP CI high": lhi,
                 "dormant % tau=0": 100 * float(np.mean([d["dormant_tau0"] for d in diag])),
+                "srank": float(np.mean([d["srank"] for d in diag])),
+                "SIGReg vs none (AUC)": vs_none,
+                "vs fresh init (last phase)": vs_fresh,
                 "wall": float(np.mean([r["wall_s"] for r in rs])),
                 "seeds": f"{len(rs)} ({how})",
             },
@@ -223,17 +218,15 @@ def optimiser_table(
 def optimiser_aggregate_table(
     runs: dict[tuple[str, str, str], list[dict]], reference: str = "adam"
 ) -> Table:
-    """IQM over every game and seed of the AUC normalised by ``reference``'s fresh agent.
+    """IQM over every game and seed of the AUC normalised by ``reference``'s none row per game.
 
-    Score = run AUC / mean AUC of ``reference``'s fresh-init runs on that game (1 = a fresh
-    agent; below 1 = plasticity lost). Stratified bootstrap CI (seeds resampled within each
-    game) and the probability that a run beats a run of the same optimiser's warm-started
-    baseline without SIGReg (rliable's definitions).
+    Stratified bootstrap CI (seeds resampled within each game) and the probability that a
+    SIGReg run beats a run of the same optimiser without it (rliable's definitions).
     """
     games = sorted({g for g, _, _ in runs})
-    methods = [(o, m) for g, o, m in runs if g == games[0]]
+    methods = [(o, m) for g, o, m in runs if g == games[0] and m != "fresh init"]
     n = min(len(runs[(g, o, m)]) for g in games for o, m in methods)
-    base = {g: np.mean([r["auc"] for r in runs[(g, reference, "fresh init")]]) for g in games}
+    base = {g: np.mean([r["auc"] for r in runs[(g, reference, "none")]]) for g in games}
     mats = {
         (o, m): np.array(
             [[r["auc"] / max(base[g], 1e-9) for r in runs[(g, o, m)][:n]] for g in games]
@@ -242,14 +235,12 @@ def optimiser_aggregate_table(
     }
     est = aggregate_interval({f"{o}|{m}": v for (o, m), v in mats.items()})
     table = Table(
-        "Aggregate over games: IQM of the fresh-normalised return AUC (every game and seed)",
+        "Aggregate over games: IQM of the normalised return AUC (every game and seed)",
         ["optimiser", "method", "IQM", "CI low", "CI high", "P(improvement over same optimiser, none)",
          "runs x games", "how"],
         notes=(
             f"Games: {', '.join(g.split('/')[-1] for g in games)}; score = run AUC / mean AUC "
-            f"of {OPTIMISER_NAMES[reference]}'s fresh-init agents on that game (1 = a fresh "
-            "agent, below 1 = plasticity lost; 'none' and 'SIGReg' are warm-started). IQM over "
-            "all runs "
+            f"of {OPTIMISER_NAMES[reference]} without SIGReg on that game. IQM over all runs "
             "and games with a 95 % stratified bootstrap CI (2000 reps; rliable's "
             "get_interval_estimates + aggregate_iqm); P(improvement) = P(X > Y) over run "
             "pairs, averaged over games."
@@ -277,7 +268,7 @@ def optimiser_aggregate_table(
 
 
 def optimiser_figure(runs: dict[tuple[str, str, str], list[dict]]):
-    """Mean return curve per (optimiser, method), one panel per game."""
+    """Mean return curve per (optimiser, method), one panel per game (fresh runs left out)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -289,13 +280,13 @@ def optimiser_figure(runs: dict[tuple[str, str, str], list[dict]]):
     fig, axes = plt.subplots(1, len(games), figsize=(5 * len(games), 3.8), squeeze=False)
     for ax, game in zip(axes[0], games, strict=True):
         for (g, o, m), rs in runs.items():
-            if g != game:
+            if g != game or m == "fresh init":
                 continue
             curve = np.mean([return_curve(r["episodes"], r["total_steps"]) for r in rs], axis=0)
             ax.plot(curve, label=f"{OPTIMISER_NAMES[o]} {m}")
         ax.set_xlabel("training progress (20 bins)")
         ax.set_ylabel("episode return")
-        ax.set_title(f"{game.split('/')[-1]}: warm-started vs fresh")
+        ax.set_title(f"non-stationary {game.split('/')[-1]}")
         ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
@@ -306,7 +297,7 @@ def games_benchmark(
     optimisers: dict[str, float],
     lambdas: list[float],
     iterations: int,
-    pretrain: dict,
+    phase_iterations: int,
     seeds: int,
     pqn: dict,
     seed: int = 0,
@@ -314,7 +305,7 @@ def games_benchmark(
     """The study, its two tables and its figure; skipped (with a note) without MinAtar/Kron.
 
     Returns ``(tables, {"games.png": figure}, notes)``; the aggregate is normalised by Adam's
-    fresh agent when Adam is among ``optimisers`` (else by the first optimiser's).
+    baseline when Adam is among ``optimisers`` (else by the first optimiser's).
     """
     try:
         import kron_torch  # noqa: F401
@@ -322,11 +313,12 @@ def games_benchmark(
     except ImportError as err:
         return [], {}, [f"{err.name} is not installed: the games were skipped (sigreg[bench])."]
     runs = optimiser_study(
-        games, optimisers, lambdas, iterations=iterations, pretrain=pretrain, seeds=seeds,
-        pqn=pqn, seed=seed,
+        games, optimisers, lambdas, iterations=iterations, phase_iterations=phase_iterations,
+        seeds=seeds, pqn=pqn, seed=seed,
     )  # fmt: skip
     table = optimiser_table(
-        runs, iterations=iterations, pretrain=pretrain, pqn=pqn, optimisers=optimisers,
+        runs, iterations=iterations, phase_iterations=phase_iterations, pqn=pqn,
+        optimisers=optimisers,
     )  # fmt: skip
     reference = "adam" if "adam" in optimisers else next(iter(optimisers))
     aggregate = optimiser_aggregate_table(runs, reference)

@@ -1,6 +1,4 @@
-"""``sigreg reproduce``: the experiments of Saheb et al., ICML 2026 (arXiv 2602.19373), at CPU
-scale. One section per claim (:data:`CLAIMS`), every baseline in the same run; sizes in
-``configs/reproduce/{quick,full,paper}.yaml``."""
+"""``sigreg reproduce``: Saheb et al., ICML 2026 (arXiv 2602.19373), one section per claim."""
 
 from __future__ import annotations
 
@@ -15,6 +13,7 @@ from .optimiser_study import games_benchmark
 from .regulariser_cost import cost_table
 from .rl_benchmark import control_benchmark, control_figure
 from .shuffled_labels_benchmark import has_lightly, shuffled_labels_figure, shuffled_labels_table
+from .warm_start_benchmark import PlasticitySetting, plasticity_section
 
 BENCH = "(`pip install sigreg[bench]`)"
 
@@ -107,8 +106,8 @@ class GamesSetting:
     games: list[str]  # MinAtar ids (>= 3 for the claim)
     optimisers: dict  # optimiser name (radam, adam, kron) -> learning rate
     lambdas: list[float]  # 0 = no regulariser
-    iterations: int  # PQN rollouts per run (warm-started and fresh alike)
-    pretrain: dict  # random-target pre-training of the warm-started agents (sigreg.warm_start)
+    iterations: int  # rollouts per continual run
+    phase_iterations: int  # rollouts per non-stationarity phase (= the fresh run's length)
     seeds: int
     pqn: dict  # the other PQNModule arguments (with num_envs, num_steps)
 
@@ -130,11 +129,14 @@ CLAIMS = {
     "cost": "SIGReg's cost per update is negligible",
     "games": "SIGReg helps with first-order and second-order (Kronecker-factored) optimisers "
     "alike, on several games, against a baseline that measurably loses plasticity",
+    "plasticity": "a warm-started PQN agent loses plasticity against a fresh one, and SIGReg "
+    "recovers it (per game, with intervals)",
 }
 SECTIONS = [
     ("drift", drift_section, DriftSetting), ("digits", digits_section, DigitsSetting),
     ("anchor", anchor_section, AnchorSetting), ("control", control_section, ControlSetting),
     ("cost", cost_section, CostSetting), ("games", games_section, GamesSetting),
+    ("plasticity", plasticity_section, PlasticitySetting),
 ]  # fmt: skip
 
 EXPERIMENT = Experiment(

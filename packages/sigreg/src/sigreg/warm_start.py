@@ -32,6 +32,27 @@ import torch.nn.functional as F
 from sigreg.sigreg_loss import combine_losses
 
 
+def check_pretrain(pretrain: dict) -> None:
+    """Refuse pre-training settings that :func:`pretrain_on_random_targets` does not take.
+
+    >>> check_pretrain({"updates": 10})
+    >>> check_pretrain({"update": 10})
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown pretrain setting(s) ['update']; choose from ['observations', 'updates', 'batch_size', 'target_scale', 'target_offset', 'reset_head', 'normalise_loss', 'permute_inputs']
+    """
+    import inspect
+
+    names = [n for n in inspect.signature(pretrain_on_random_targets).parameters][1:]
+    names.remove("seed")
+    unknown = sorted(set(pretrain) - set(names))
+    if unknown:
+        raise ValueError(f"unknown pretrain setting(s) {unknown}; choose from {names}")
+    for key in ("observations", "updates", "batch_size"):
+        if key in pretrain and not (isinstance(pretrain[key], int) and pretrain[key] >= 1):
+            raise ValueError(f"pretrain {key} must be an integer >= 1, got {pretrain[key]!r}")
+
+
 def random_policy_observations(env_id: str, n: int, seed: int, num_envs: int = 8) -> torch.Tensor:
     """``n`` flattened observations of ``env_id`` under a uniformly random policy.
 
