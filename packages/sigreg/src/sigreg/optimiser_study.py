@@ -139,7 +139,8 @@ def optimiser_study(
     return out
 
 
-def _ci(values) -> tuple[float, float, float, str]:
+def finite_interval(values) -> tuple[float, float, float, str]:
+    """``interval_estimate`` of the finite ``values`` (NaNs and ``'none'`` when there are none)."""
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]
     if v.size == 0:
@@ -181,7 +182,7 @@ def optimiser_table(
             "the last rollout's observations."
         ),
     )  # fmt: skip
-    stats = {key: (_ci([r["auc"] for r in rs]), _ci([r["last_phase"] for r in rs]))
+    stats = {key: (finite_interval([r["auc"] for r in rs]), finite_interval([r["last_phase"] for r in rs]))
              for key, rs in runs.items()}  # fmt: skip
     for (game, opt, method), rs in runs.items():
         (a, alo, ahi, how), (lp, llo, lhi, _) = stats[(game, opt, method)]
@@ -246,6 +247,16 @@ def optimiser_aggregate_table(
             "pairs, averaged over games."
         ),
     )  # fmt: skip
+    add_aggregate_rows(table, mats, est)
+    return table
+
+
+def add_aggregate_rows(table: Table, mats: dict, est: dict) -> None:
+    """One row per (optimiser, method): IQM, its interval and P(improvement) over ``none``.
+
+    ``mats[(o, m)]`` is the (runs, games) score matrix, ``est`` the output of
+    :func:`aggregate_interval` keyed ``"o|m"``.
+    """
     for (o, m), v in mats.items():
         point, lo, hi, how = est[f"{o}|{m}"]
         table.add_row(
@@ -264,11 +275,16 @@ def optimiser_aggregate_table(
                 "how": how,
             },
         )
-    return table
 
 
 def optimiser_figure(runs: dict[tuple[str, str, str], list[dict]]):
     """Mean return curve per (optimiser, method), one panel per game (fresh runs left out)."""
+    return return_curves_figure(runs, lambda game: f"non-stationary {game}", leave_out="fresh init")
+
+
+def return_curves_figure(runs: dict[tuple[str, str, str], list[dict]], title, leave_out=None):
+    """Mean return curve per (optimiser, method) of ``runs[(game, optimiser, method)]``, one
+    panel per game titled ``title(game name)``; the method ``leave_out`` is not drawn."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -280,13 +296,13 @@ def optimiser_figure(runs: dict[tuple[str, str, str], list[dict]]):
     fig, axes = plt.subplots(1, len(games), figsize=(5 * len(games), 3.8), squeeze=False)
     for ax, game in zip(axes[0], games, strict=True):
         for (g, o, m), rs in runs.items():
-            if g != game or m == "fresh init":
+            if g != game or m == leave_out:
                 continue
             curve = np.mean([return_curve(r["episodes"], r["total_steps"]) for r in rs], axis=0)
             ax.plot(curve, label=f"{OPTIMISER_NAMES[o]} {m}")
         ax.set_xlabel("training progress (20 bins)")
         ax.set_ylabel("episode return")
-        ax.set_title(f"non-stationary {game.split('/')[-1]}")
+        ax.set_title(title(game.split("/")[-1]))
         ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

@@ -29,11 +29,15 @@ import numpy as np
 from icml26_shared.progress import progress
 from icml26_shared.results import Table
 
-from sigreg.optimiser_study import OPTIMISER_NAMES, interval_verdict
+from sigreg.optimiser_study import (
+    OPTIMISER_NAMES,
+    add_aggregate_rows,
+    finite_interval,
+    interval_verdict,
+    return_curves_figure,
+)
 from sigreg.rl_benchmark import (
     aggregate_interval,
-    interval_estimate,
-    probability_of_improvement,
     run_agent,
 )
 from sigreg.warm_start import check_pretrain
@@ -127,14 +131,6 @@ def _study_job(call: tuple) -> dict:
     return res
 
 
-def _ci(values) -> tuple[float, float, float, str]:
-    v = np.asarray(values, dtype=float)
-    v = v[np.isfinite(v)]
-    if v.size == 0:
-        return float("nan"), float("nan"), float("nan"), "none"
-    return interval_estimate(v)
-
-
 def plasticity_table(
     runs: dict[tuple[str, str, str], list[dict]],
     *,
@@ -184,7 +180,7 @@ def plasticity_table(
             "end on the last rollout's observations; all on the trunk output."
         ),
     )  # fmt: skip
-    stats = {key: _ci([r["auc"] for r in rs]) for key, rs in runs.items()}
+    stats = {key: finite_interval([r["auc"] for r in rs]) for key, rs in runs.items()}
     for (game, opt, method), rs in runs.items():
         a, alo, ahi, how = stats[(game, opt, method)]
         vs_none = vs_fresh = ""
@@ -204,7 +200,7 @@ def plasticity_table(
                 "return AUC IQM": a,
                 "AUC CI low": alo,
                 "AUC CI high": ahi,
-                "2nd-half return IQM": _ci([r["second_half"] for r in rs])[0],
+                "2nd-half return IQM": finite_interval([r["second_half"] for r in rs])[0],
                 "SIGReg vs none (AUC)": vs_none,
                 "vs fresh init (AUC)": vs_fresh,
                 "srank after pre-training": float(np.mean([d["srank"] for d in pre]))
@@ -258,50 +254,13 @@ def plasticity_aggregate_table(
             "pairs, averaged over games."
         ),
     )  # fmt: skip
-    for (o, m), v in mats.items():
-        point, lo, hi, how = est[f"{o}|{m}"]
-        table.add_row(
-            optimiser=OPTIMISER_NAMES[o],
-            method=m,
-            IQM=point,
-            **{
-                "CI low": lo,
-                "CI high": hi,
-                "P(improvement over same optimiser, none)": probability_of_improvement(
-                    v, mats[(o, "none")]
-                )
-                if m != "none"
-                else None,
-                "runs x games": f"{v.shape[0]} x {v.shape[1]}",
-                "how": how,
-            },
-        )
+    add_aggregate_rows(table, mats, est)
     return table
 
 
 def plasticity_figure(runs: dict[tuple[str, str, str], list[dict]]):
     """Mean return curve per (optimiser, method), one panel per game."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from sigreg.rl_benchmark import return_curve
-
-    games = sorted({g for g, _, _ in runs})
-    fig, axes = plt.subplots(1, len(games), figsize=(5 * len(games), 3.8), squeeze=False)
-    for ax, game in zip(axes[0], games, strict=True):
-        for (g, o, m), rs in runs.items():
-            if g != game:
-                continue
-            curve = np.mean([return_curve(r["episodes"], r["total_steps"]) for r in rs], axis=0)
-            ax.plot(curve, label=f"{OPTIMISER_NAMES[o]} {m}")
-        ax.set_xlabel("training progress (20 bins)")
-        ax.set_ylabel("episode return")
-        ax.set_title(f"{game.split('/')[-1]}: warm-started vs fresh")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
+    return return_curves_figure(runs, lambda game: f"{game}: warm-started vs fresh")
 
 
 def plasticity_benchmark(
