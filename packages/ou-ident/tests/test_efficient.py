@@ -4,11 +4,12 @@ import warnings
 
 import numpy as np
 import pytest
-from ou_ident.efficiency import coverage
+from ou_ident.efficiency import coverage, cramer_rao_rows, cramer_rao_scale
 from ou_ident.interventions import Environment
 from ou_ident.joint import fit_joint
 from ou_ident.moment_equations import ParameterLayout
 from ou_ident.moment_weighting import fit_weighted, residual_covariance
+from ou_ident.recovery_metrics import scale_aligned_rel_error
 from ou_ident.recursive import fit_recursive
 from ou_ident.stationary_likelihood import (
     environment_jacobians,
@@ -219,3 +220,24 @@ def test_fixed_weights_solve_is_exact_on_population_moments_and_uses_the_weights
     a = fit_weighted(data, prob.mask, weights=w).A
     b = fit_weighted(data, prob.mask, weights=other).A
     assert np.max(np.abs(a - b)) > 1e-3
+
+
+def test_cramer_rao_scale_is_the_rms_error_of_maximum_likelihood():
+    # a well-identified system in its asymptotic regime: the root-mean-square scale-aligned
+    # error of the likelihood fit over independent experiments equals the bound
+    prob = make_problem(4, "degradation", seed=0)
+    layout = ParameterLayout(prob.mask, prob.environments)
+    truth, _ = layout.pack(prob.params)
+    errs = []
+    for r in range(60):
+        data = prob.moments(10**8, seed=500 + r, method="wishart")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            errs.append(scale_aligned_rel_error(fit_efficient(data, prob.mask).A, prob.params.A))
+    rms = float(np.sqrt(np.mean(np.square(errs))))
+    crb = cramer_rao_scale(truth, data, layout)
+    assert rms == pytest.approx(crb, rel=0.2)
+    # the unaligned standard error would overstate the floor of the aligned error
+    rows = cramer_rao_rows(4, 10**8, 4, problem_seed=0)
+    assert rows["crb"] == pytest.approx(crb)
+    assert rows["weak_sd"] > 0 and rows["weak_crb"] > 0

@@ -10,10 +10,20 @@ sections:
     sizes: [{p: 4, seeds: 1, methods: ["ours: joint (support known)", "no change"]}]
   error_vs_n: {ns: [1000, 10000, 100000], seeds: 1}
   efficiency: {p: 4, ns: [100000], seeds: 2}
+  cramer_rao: {p: 4, ns: [100000000], seeds: 1, replications: 3}
   coverage: {p: 3, n: 100000, replications: 3}
 """
 
-SECTIONS = ["comparison", "error_vs_n", "identifiability", "efficiency", "coverage", "sachs"]
+SECTIONS = [
+    "comparison",
+    "error_vs_n",
+    "identifiability",
+    "efficiency",
+    "cramer_rao",
+    "coverage",
+    "sachs",
+    "sachs_shrinkage",
+]
 
 
 def test_presets_validate():
@@ -25,7 +35,7 @@ def test_sections_run_on_a_tiny_override(tmp_path):
     small = tmp_path / "tiny.yaml"
     small.write_text(TINY)
     report = EXPERIMENT.run(
-        tmp_path / "out", preset="quick", overrides=[small], log=False, sections=SECTIONS[:5]
+        tmp_path / "out", preset="quick", overrides=[small], log=False, sections=SECTIONS[:6]
     )
     rows = report.sections["comparison"].tables[0].rows
     assert {r["method"] for r in rows} == {"ours: joint (support known)", "no change"}
@@ -34,6 +44,9 @@ def test_sections_run_on_a_tiny_override(tmp_path):
     assert (tmp_path / "out" / "error_vs_n.png").is_file()
     eff = report.sections["efficiency"].tables[0].rows[0]
     assert eff["seeds"] == 2 and eff["unstable (weighted)"].startswith("0/2")
+    crb = report.sections["cramer_rao"].tables[0].rows[0]
+    assert crb["system seed"] == 0 and crb["n"] == 10**8
+    assert crb["efficient (rms)"] < 3 * crb["Cramer-Rao scale"]
     cov = {r["parameters"]: r for r in report.sections["coverage"].tables[0].rows}
     parts = sum(r["count"] for name, r in cov.items() if name != "all")
     assert cov["all"]["count"] == parts and 0.0 <= cov["all"]["coverage"] <= 1.0

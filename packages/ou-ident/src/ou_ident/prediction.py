@@ -12,7 +12,10 @@ unseen interventions from identified parameters.
    observational law: the Gaussian optimal-transport map from the model's observational
    law to its intervened law (``T = S1^-1/2 (S1^1/2 S2 S1^1/2)^1/2 S1^-1/2``, the map that
    attains the W2 of item 2), pushed onto the observed cells' mean and covariance. A model
-   that misfits the observational law still contributes its predicted change.
+   that misfits the observational law still contributes its predicted change; ``fraction``
+   moves along the W2 geodesic from "no change" to that prediction (McCann interpolation:
+   a shrinkage of the predicted change, chosen by cross-validation in
+   :func:`ou_ident.sachs.loeo_fraction`).
 5. :func:`calibrate_strength` - the unknown strength of an unseen intervention,
    fitted to the observed mean and variance of its target alone (the other
    variables are then predicted, the Perturb-seq protocol).
@@ -74,6 +77,7 @@ def anchored_prediction(
     interventions: Environment | Intervention | Sequence[Intervention],
     observed_mean,
     observed_cov,
+    fraction: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The model's predicted change pushed onto the observed observational law.
 
@@ -92,6 +96,12 @@ def anchored_prediction(
         The unseen intervention(s), as for :func:`predict_intervention`.
     observed_mean, observed_cov:
         Mean and covariance of the observed observational cells.
+    fraction:
+        How much of the predicted change to apply, in ``[0, 1]``: the point at ``fraction``
+        of the W2 geodesic (McCann interpolation) from the observed law (``0``, "no
+        change") to the anchored prediction (``1``): mean
+        ``m_obs + fraction (m_pred - m_obs)``, map ``(1 - fraction) I + fraction T``. Its
+        W2 to the observed law is ``fraction`` times the full change's.
 
     Examples
     --------
@@ -101,7 +111,13 @@ def anchored_prediction(
     ...                            theta.stationary_cov())
     >>> bool(np.allclose(m, predict_intervention(theta, Degradation(0, 1.0))[0]))
     True
+    >>> m0, S0 = theta.stationary_mean(), theta.stationary_cov()
+    >>> half = anchored_prediction(theta, Degradation(0, 1.0), m0, S0, fraction=0.5)
+    >>> round(gaussian_w2(*half, m0, S0) / gaussian_w2(m, S, m0, S0), 6)
+    0.5
     """
+    if not 0.0 <= float(fraction) <= 1.0:
+        raise ValueError(f"fraction must be in [0, 1], got {fraction}")
     m1, S1 = params.stationary_mean(), params.stationary_cov()
     m2, S2 = predict_intervention(params, interventions)
     r1 = _psd_sqrt(S1)
@@ -109,7 +125,9 @@ def anchored_prediction(
     r1_inv = (V / np.sqrt(np.clip(w, 1e-300, None))) @ V.T
     T = r1_inv @ _psd_sqrt(r1 @ S2 @ r1) @ r1_inv
     T = 0.5 * (T + T.T)
-    mean = m2 + T @ (np.asarray(observed_mean, float) - m1)
+    m_obs = np.asarray(observed_mean, float)
+    mean = m_obs + fraction * (m2 + T @ (m_obs - m1) - m_obs)
+    T = (1.0 - fraction) * np.eye(len(T)) + fraction * T
     cov = T @ np.asarray(observed_cov, float) @ T
     return mean, 0.5 * (cov + cov.T)
 

@@ -1,34 +1,35 @@
 """``ou-ident reproduce``: the paper's headline comparison at CPU scale, offline and seeded.
 
 Paper: "One Intervention per Component is Enough" (ICML 2026). One section per claim, each
-calling the public API; sizes in ``configs/reproduce/{quick,full,paper}.yaml``:
-
-1. ``comparison``: methods x p x {scale-aligned relative error of A, edge AUROC, held-out
-   intervention W2} at a fixed ``n`` per environment, anchors in the same run
-   (:func:`ou_ident.comparison.comparison_table`);
-2. ``error_vs_n``: error of the joint estimator against ``n`` (log-log, exact Wishart
-   moments), with the fitted slope of the last decades (theory: -1/2 once asymptotic;
-   :func:`ou_ident.convergence.error_vs_n_table`);
-3. ``identifiability``: Jacobian nullity per intervention family and graph type
-   (:func:`ou_ident.identifiability.identifiability_table`);
-4. ``efficiency``: the efficient estimator (weighted moments + stationary ML) against the
-   joint and recursive estimators, with the Cramer-Rao scale
-   (:func:`ou_ident.efficiency.efficiency_table`);
-5. ``coverage``: coverage of its 95% intervals over independent replications
-   (:func:`ou_ident.efficiency.coverage_table`);
-6. ``sachs``: held-out interventions of the Sachs et al. (2005) flow-cytometry table shipped
-   in the ``cdt`` wheel, against GIES and no change (:func:`ou_ident.sachs.sachs_table`).
+calling the public API (sizes in ``configs/reproduce/{quick,full,paper}.yaml``):
+``comparison`` (:func:`ou_ident.comparison.comparison_table`), ``error_vs_n``
+(:func:`ou_ident.convergence.error_vs_n_table`), ``identifiability``
+(:func:`ou_ident.identifiability.identifiability_table`), ``efficiency``
+(:func:`ou_ident.efficiency.efficiency_table`), ``cramer_rao`` (Monte Carlo error of the
+joint and efficient estimators against the Cramer-Rao scale,
+:func:`ou_ident.efficiency.cramer_rao_table`), ``coverage``
+(:func:`ou_ident.efficiency.coverage_table`) and ``sachs`` (held-out inhibitions of the
+Sachs et al. 2005 table in the ``cdt`` wheel, :func:`ou_ident.sachs.sachs_table`) and
+``sachs_shrinkage`` (why they do not beat no change, and a cross-validated shrinkage,
+:func:`ou_ident.sachs.sachs_shrinkage_table`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from icml26_shared.experiment import Experiment, Section, SectionResult, seeds
 
 from ou_ident.comparison import comparison_table
 from ou_ident.convergence import error_vs_n_table
-from ou_ident.efficiency import coverage_table, efficiency_table, replication_table
+from ou_ident.efficiency import (
+    CoverageSetting,
+    CramerRaoSetting,
+    EfficiencySetting,
+    coverage_section,
+    cramer_rao_section,
+    efficiency_section,
+)
 from ou_ident.identifiability import identifiability_table
 
 
@@ -60,31 +61,6 @@ def identifiability_section(setting: dict, seed: int):
 
 
 @dataclass
-class EfficiencySetting:
-    p: int
-    ns: list[int]  # samples per environment
-    seeds: int
-    control: dict | None = None  # {p, n, replications}: well-identified control (per node)
-    families: list[str] = field(default_factory=lambda: ["degradation"])  # one table each
-
-
-def efficiency_section(s: EfficiencySetting, seed: int) -> SectionResult:
-    tables = [efficiency_table(s.p, s.ns, seeds(s, seed), f) for f in s.families]
-    return SectionResult(tables + ([replication_table(**s.control)] if s.control else []))
-
-
-@dataclass
-class CoverageSetting:
-    p: int
-    n: int
-    replications: int
-
-
-def coverage_section(s: CoverageSetting, seed: int) -> SectionResult:
-    return SectionResult([coverage_table(s.p, s.n, s.replications, seed=seed)])
-
-
-@dataclass
 class SachsSetting:
     families: list[str]  # intervention families of the inhibitors
     heldout: list[str] | None = None  # inhibitor conditions to hold out (null: all five)
@@ -95,6 +71,17 @@ def sachs_section(s: SachsSetting, seed: int) -> SectionResult:
 
     table, fig, notes = sachs_table(s.families, seed=seed, heldout=s.heldout)
     return SectionResult([table], {"sachs.png": fig}, notes=notes)
+
+
+@dataclass
+class SachsShrinkageSetting:
+    families: list[str]  # intervention families of the inhibitors
+
+
+def sachs_shrinkage_section(s: SachsShrinkageSetting, seed: int) -> SectionResult:
+    from ou_ident.sachs import sachs_shrinkage_table
+
+    return SectionResult([sachs_shrinkage_table(s.families)])
 
 
 EXPERIMENT = Experiment(
@@ -127,6 +114,12 @@ EXPERIMENT = Experiment(
             EfficiencySetting,
         ),
         Section(
+            "cramer_rao",
+            cramer_rao_section,
+            "repeated experiments: the efficient fit reaches the Cramer-Rao scale; the joint fit is near it",
+            CramerRaoSetting,
+        ),
+        Section(
             "coverage",
             coverage_section,
             "the efficient estimator's 95% intervals cover the planted parameters 90-98% of the "
@@ -139,6 +132,13 @@ EXPERIMENT = Experiment(
             "on real flow-cytometry data the fitted OU model predicts held-out inhibitions better "
             "(W2) than GIES + linear SEM and than no change",
             SachsSetting,
+        ),
+        Section(
+            "sachs_shrinkage",
+            sachs_shrinkage_section,
+            "a leave-one-environment-out shrinkage of the predicted change towards no change "
+            "beats no change on held-out inhibitors",
+            SachsShrinkageSetting,
         ),
     ],
     notes=[
