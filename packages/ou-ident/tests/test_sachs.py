@@ -28,3 +28,25 @@ def test_environments_target_the_inhibited_proteins():
     assert np.allclose(data[0].mean, 0.0, atol=1e-12)  # standardised on the observational cells
     targets = {d.name: names[d.environment.targets[0]] for d in data[1:]}
     assert targets["cd3cd28+u0126"] == "pmek" and targets["cd3cd28+psitect"] == "PIP2"
+
+
+def test_shrinkage_table_starts_at_no_change_and_uses_training_data_only():
+    from ou_ident.baselines import no_change
+    from ou_ident.prediction import gaussian_w2
+    from ou_ident.sachs import FRACTIONS, loeo_fraction, sachs_shrinkage_table
+
+    table = sachs_shrinkage_table(["degradation"])
+    rows = {r["held out"]: r for r in table.rows}
+    data, _ = sachs_environments("degradation")
+    held = data[4]  # U0126
+    train = [d for i, d in enumerate(data) if i != 4]
+    m, S = no_change(train)
+    row = rows[held.name]
+    assert row["no change W2"] == pytest.approx(gaussian_w2(m, S, held.mean, held.cov))
+    # the CV fraction is a function of the training environments alone
+    frac, curve = loeo_fraction(train, "degradation")
+    assert row["CV fraction"] == frac and frac in FRACTIONS
+    # fraction 0 is "no change" exactly; the oracle can only be at least as good
+    assert row["oracle: W2 at best fraction"] <= row["no change W2"] + 1e-12
+    assert row["CV-shrunk W2"] >= row["oracle: W2 at best fraction"] - 1e-12
+    assert 0.0 < row["mean's share of no change W2^2"] <= 1.0
