@@ -31,12 +31,17 @@ def test_sections_write_tables_and_order_estimators(tmp_path):
     teacher = {r["estimator"]: r for r in sveb[1].rows}
     assert teacher["oracle (exact value)"]["MAE vs exact"] == 0.0
     assert teacher["group mean (GRPO)"]["within-problem std"] == 0.0
-    assert teacher["group mean (GRPO)"]["seeds"] == 2
+    assert len(teacher["group mean (GRPO)"]["per seed (V_MC)"].split(" / ")) == 2
     assert teacher["group mean (GRPO)"]["± 95% (V_MC)"] is not None
     assert {"Numca (default: validated)", "Hista (default: validated)"} <= set(teacher)
     delta = teacher["group mean (GRPO)"]["Δ vs group (exact)"]
     assert delta == 0.0  # the group mean against itself, paired per seed
-    assert sveb[2].rows[-1]["value estimate"].startswith("oracle")
+    assert teacher["group mean (GRPO)"]["Δ/problem (exact)"] == 0.0  # and per problem
+    oracle = teacher["oracle (exact value)"]
+    assert oracle["Δ/problem (exact)"] <= 0.0 and oracle["± 95% (Δ/problem exact)"] is not None
+    info = {r["case set"]: r for r in sveb[2].rows}
+    assert info["teacher rollouts (exact values)"]["within-problem sd of the exact values"] >= 0
+    assert sveb[3].rows[-1]["value estimate"].startswith("oracle")
     rl = report.sections["rl"].tables[0].rows
     assert [r["advantage"] for r in rl if r["trainer"] == "hista"] == [
         "group", "numca (before)", "numca (loo)", "numca (after)", "hista", "critic",

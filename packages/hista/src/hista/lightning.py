@@ -223,24 +223,32 @@ def sft_warm_start(
 
 
 @functools.cache
-def _sft_policy(sft_steps: int, seed: int, hidden: int, layers: int, heads: int) -> CausalLMPolicy:
+def _sft_policy(
+    sft_steps: int, seed: int, hidden: int, layers: int, heads: int, p_base: float
+) -> CausalLMPolicy:
     torch.manual_seed(seed)
     policy = CausalLMPolicy(hidden=hidden, layers=layers, heads=heads)
-    sft_warm_start(
-        policy, sample_problems(2000, seed=seed + 7), NoisyTeacher(), sft_steps, seed=seed
-    )
+    teacher = NoisyTeacher(p_base=p_base)
+    sft_warm_start(policy, sample_problems(2000, seed=seed + 7), teacher, sft_steps, seed=seed)
     return policy
 
 
-def arith_sft_policy(sft_steps: int, seed: int = 0, **sizes: int) -> CausalLMPolicy:
+def arith_sft_policy(
+    sft_steps: int, seed: int = 0, p_base: float = NoisyTeacher.p_base, **sizes: int
+) -> CausalLMPolicy:
     """A fresh copy of the ArithChain policy (:data:`~hista.policy.ARITH_POLICY` sizes unless
-    given) SFT-warm-started for ``sft_steps`` steps with ``seed``.
+    given) SFT-warm-started for ``sft_steps`` steps with ``seed`` on the traces of a
+    :class:`~hista.arith_chain.NoisyTeacher` with base error rate ``p_base`` (a higher rate
+    gives more traces that continue from a wrong partial sum, from which the policy learns to
+    carry on from what it wrote: then its own mistakes lower its states' values).
 
     Built once per process and argument set (the ``reproduce`` sections share it); each call
     returns a deep copy, so the caller may train it.
     """
     s = {**ARITH_POLICY, **sizes}
-    return copy.deepcopy(_sft_policy(sft_steps, seed, s["hidden"], s["layers"], s["heads"]))
+    return copy.deepcopy(
+        _sft_policy(sft_steps, seed, s["hidden"], s["layers"], s["heads"], float(p_base))
+    )
 
 
 # ---------------------------------------------------------------- RL rows

@@ -266,18 +266,81 @@ def sveb_row(name: str, metrics: dict) -> dict:
     }
 
 
-def sveb_table(title: str, cases: list[SvebCase], estimators, notes: str = ""):
+def sveb_table(
+    title: str, cases: list[SvebCase], estimators, notes: str = "", predictions: dict | None = None
+):
     """Score ``estimators`` (objects with ``name`` and ``predict(case)``) on ``cases``, then the
-    Monte-Carlo noise floors ``V_MC`` with ``M = 1, 2, 4, 8``; an ``icml26_shared`` Table."""
+    Monte-Carlo noise floors ``V_MC`` with ``M = 1, 2, 4, 8``; an ``icml26_shared`` Table.
+    ``predictions``, when given, receives each row's predictions (one per case) by row name."""
     from icml26_shared.progress import progress
     from icml26_shared.results import Table
 
     table = Table(title, SVEB_COLUMNS, notes=notes)
+    store = {} if predictions is None else predictions
     for est in progress(estimators, desc=title):
-        table.add_row(**sveb_row(est.name, evaluate([est.predict(c) for c in cases], cases)))
+        store[est.name] = [float(est.predict(c)) for c in cases]
+        table.add_row(**sveb_row(est.name, evaluate(store[est.name], cases)))
     for m in (m for m in (1, 2, 4, 8) if m <= min(len(c.mc_rewards) for c in cases)):
-        table.add_row(**sveb_row(f"noise floor: V_MC with M={m}", noise_floor(cases, m)))
+        name = f"noise floor: V_MC with M={m}"
+        store[name] = [float(np.mean(c.mc_rewards[:m])) for c in cases]
+        table.add_row(**sveb_row(name, noise_floor(cases, m)))
     return table
+
+
+def problem_errors(predictions, cases: list[SvebCase], exact: bool = False) -> dict:
+    """Mean absolute error of ``predictions`` per problem (vs ``V_MC``, or vs the exact value).
+
+    The states of one problem share its pool, so they are not independent; the problem is the
+    unit of the paired comparisons (:func:`hista.sveb_mini.seed_summary`).
+
+    >>> c = SvebCase(0, (1, 2), ["3;"], [1.0], "3;", 1.0, "", [1.0, 0.0], [])
+    >>> problem_errors([0.75, 0.25], [c, c])
+    {0: 0.25}
+    """
+    per: dict = {}
+    for p, c in zip(predictions, cases, strict=True):
+        per.setdefault(c.problem_id, []).append(abs(p - (c.exact if exact else c.target)))
+    return {k: float(np.mean(v)) for k, v in per.items()}
+
+
+def value_information(cases: list[SvebCase]) -> dict[str, float | None]:
+    """Does a case set carry value information beyond its problem?
+
+    Over the problems with >= 2 states: ``within_mc`` is the mean within-problem variance of
+    ``V_MC`` (ddof 1); ``noise`` the mean binomial variance of one ``V_MC``, unbiased
+    ``v(1 - v) / (M - 1)``; ``excess_sd`` = sqrt(max(0, within_mc - noise)), the within-problem
+    spread of the *values* once the target's own sampling noise is taken out (0: every state of a
+    problem is worth the same, and no state-value estimator can beat a per-problem constant in
+    expectation); ``within_exact_sd`` the same spread of exact values where known. All as
+    standard deviations.
+
+    >>> same = [SvebCase(0, (1,), [], [], "", 1.0, "", [1.0, 0.0] * 8, []) for _ in range(2)]
+    >>> value_information(same)["excess_sd"]
+    0.0
+    >>> apart = [SvebCase(0, (1,), [], [], "", 1.0, "", [float(v)] * 16, [], float(v)) for v in (0, 1)]
+    >>> round(value_information(apart)["excess_sd"], 3), round(value_information(apart)["within_exact_sd"], 3)
+    (0.707, 0.707)
+    """
+    per: dict = {}
+    for c in cases:
+        per.setdefault(c.problem_id, []).append(c)
+    groups = [g for g in per.values() if len(g) > 1]
+    if not groups:
+        return {"within_mc_sd": None, "noise_sd": None, "excess_sd": None, "within_exact_sd": None}
+    within = float(np.mean([np.var([c.target for c in g], ddof=1) for g in groups]))
+    noise = float(
+        np.mean(
+            [c.target * (1 - c.target) / max(len(c.mc_rewards) - 1, 1) for g in groups for c in g]
+        )
+    )
+    has_exact = all(c.exact is not None for g in groups for c in g)
+    ex = np.mean([np.var([c.exact for c in g], ddof=1) for g in groups]) if has_exact else None
+    return {
+        "within_mc_sd": float(np.sqrt(within)),
+        "noise_sd": float(np.sqrt(noise)),
+        "excess_sd": float(np.sqrt(max(0.0, within - noise))),
+        "within_exact_sd": None if ex is None else float(np.sqrt(ex)),
+    }
 
 
 def mae_figure(tables):

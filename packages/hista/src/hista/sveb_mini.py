@@ -38,7 +38,7 @@ from .estimators import (
 from .hista_knn import ARITH_HISTA, HistaEstimator
 from .lightning import CriticModule, train_critic
 from .policy import CausalLMPolicy
-from .sveb import build_cases, evaluate, sveb_table
+from .sveb import build_cases, evaluate, problem_errors, sveb_table, value_information
 
 POLICY_ROLLOUTS = "policy rollouts"
 TEACHER_ROLLOUTS = "teacher rollouts (exact values)"
@@ -146,24 +146,42 @@ def sveb_estimators(
     return ests + ([Oracle()] if exact else []), chosen
 
 
-def seed_summary(title: str, per_seed: list, notes: str = ""):
+def seed_summary(title: str, per_seed: list, notes: str = "", per_problem: list | None = None):
     """Mean and 95 % t-interval half-width over seeds of each row of per-seed SVEB tables.
 
     ``Δ vs group`` is the paired difference, per seed, between a row's MAE and the group
     mean's MAE on the same states (negative: better than the group mean), with its 95 %
     t-interval: an interval entirely below 0 means the row beats the group mean.
+
+    ``per_problem`` (one dict per seed, ``{row name: (errors vs V_MC by problem, errors vs
+    exact by problem or None)}``, :func:`~hista.sveb.problem_errors`) adds the same paired
+    difference with the *problem* as the unit, pooled over all seeds (``Δ/problem``: the mean
+    over ``problems x seeds`` problems of the row's minus the group mean's error on that
+    problem's states, with its 95 % t-interval): the states of one problem share a pool and are
+    not independent, problems are. ``per seed`` lists the row's MAE vs ``V_MC`` of each seed.
     """
     from icml26_shared.results import Table
 
     from .rl_comparison import t_interval
 
-    cols = ["estimator", "MAE vs V_MC", "± 95% (V_MC)", "Δ vs group (V_MC)", "± 95% (Δ V_MC)",
-            "MAE vs exact", "± 95% (exact)", "Δ vs group (exact)", "± 95% (Δ exact)",
-            "Spearman", "within-problem std", "seeds"]  # fmt: skip
+    cols = ["estimator", "MAE vs V_MC", "± 95% (V_MC)", "per seed (V_MC)", "Δ vs group (V_MC)",
+            "± 95% (Δ V_MC)", "Δ/problem (V_MC)", "± 95% (Δ/problem V_MC)", "MAE vs exact",
+            "± 95% (exact)", "Δ vs group (exact)", "± 95% (Δ exact)", "Δ/problem (exact)",
+            "± 95% (Δ/problem exact)", "Spearman", "within-problem std"]  # fmt: skip
     table = Table(title, cols, notes=notes)
-    n = len(per_seed)
     ci = t_interval
     group = [next(r for r in t.rows if r["estimator"] == GroupMean.name) for t in per_seed]
+
+    def pooled(name: str, which: int):
+        if per_problem is None:
+            return None, None
+        d = []
+        for errs in per_problem:
+            mine, base = errs[name][which], errs[GroupMean.name][which]
+            if mine is None or base is None:
+                return None, None
+            d += [mine[p] - base[p] for p in sorted(mine, key=str)]
+        return float(np.mean(d)), ci(d)
 
     for i, row in enumerate(per_seed[0].rows):
         rows = [t.rows[i] for t in per_seed]
@@ -176,26 +194,68 @@ def seed_summary(title: str, per_seed: list, notes: str = ""):
             if has_ex
             else []
         )
+        pm, pm_ci = pooled(row["estimator"], 0)
+        pe, pe_ci = pooled(row["estimator"], 1)
         table.add_row(
             estimator=row["estimator"],
             **{
                 "MAE vs V_MC": float(np.mean(mc)),
                 "± 95% (V_MC)": ci(mc),
+                "per seed (V_MC)": " / ".join(f"{x:.3f}" for x in mc),
                 "Δ vs group (V_MC)": float(np.mean(d_mc)),
                 "± 95% (Δ V_MC)": ci(d_mc),
+                "Δ/problem (V_MC)": pm,
+                "± 95% (Δ/problem V_MC)": pm_ci,
                 "MAE vs exact": float(np.mean(ex)) if has_ex else None,
                 "± 95% (exact)": ci(ex) if has_ex else None,
                 "Δ vs group (exact)": float(np.mean(d_ex)) if has_ex else None,
                 "± 95% (Δ exact)": ci(d_ex) if has_ex else None,
+                "Δ/problem (exact)": pe,
+                "± 95% (Δ/problem exact)": pe_ci,
                 "Spearman": float(np.nanmean([r["Spearman"] for r in rows])),
                 "within-problem std": (
                     None
                     if any(r["within-problem std"] is None for r in rows)
                     else float(np.mean([r["within-problem std"] for r in rows]))
                 ),
-                "seeds": n,
             },
         )
+    return table
+
+
+def information_table(per_seed: list[dict]):
+    """Per case set, over seeds: does a state carry value information beyond its problem?
+
+    ``per_seed``: one ``{case-set label: value_information(cases)}`` per seed
+    (:func:`~hista.sveb.value_information`). Means over seeds with the 95 % t-interval.
+    """
+    from icml26_shared.results import Table
+
+    from .rl_comparison import t_interval
+
+    keys = [("within_mc_sd", "within-problem sd of V_MC"),
+            ("noise_sd", "sd of V_MC's own binomial noise"),
+            ("excess_sd", "within-problem sd of the values beyond MC noise"),
+            ("within_exact_sd", "within-problem sd of the exact values")]  # fmt: skip
+    cols = ["case set"] + [c for _, k in keys for c in (k, f"± 95% ({k.split(' of ')[-1]})")]
+    table = Table(
+        "Value information in the states: within-problem spread of the target",
+        cols,
+        notes="Over the problems of each seed (>= 2 states each): the sd of V_MC across one "
+        "problem's states (ddof 1), the binomial sd of one V_MC (v(1-v)/(M-1)), and the spread "
+        "left once that noise is subtracted (sqrt(max(0, within variance - noise variance))). "
+        "Where the last is near 0, a state's value is its problem's value, and no state-value "
+        "estimator can beat the group mean beyond the group mean's own sampling noise.",
+    )
+    for label in per_seed[0]:
+        row = {"case set": label}
+        for key, name in keys:
+            v = [s[label][key] for s in per_seed]
+            if any(x is None for x in v):
+                continue
+            row[name] = float(np.mean(v))
+            row[f"± 95% ({name.split(' of ')[-1]})"] = t_interval(v)
+        table.add_row(**row)
     return table
 
 
@@ -211,7 +271,9 @@ def sveb_mini(
     validation: bool = True,
 ) -> tuple[list, dict[str, CriticModule], list[str]]:
     """The two SVEB-mini tables (policy rollouts, teacher rollouts), the ppo-1 critics and
-    what the validation split chose (``validation``: ``problems`` other problems, same sizes).
+    what the validation split chose (``validation``: ``problems`` other problems, same sizes),
+    and per case set each row's errors by problem and the case set's
+    :func:`~hista.sveb.value_information` (``{"errors": ..., "information": ...}``).
 
     One torch generator (policy samples) and one numpy generator (teacher samples), both
     seeded with ``seed``, run through both case sets in order, so the critic of the teacher
@@ -240,7 +302,7 @@ def sveb_mini(
 
     chosen = sample_problems(problems, seed=seed + 1)
     val_problems = sample_problems(problems, seed=seed + 2) if validation else []
-    tables, critics, picks = [], {}, []
+    tables, critics, picks, extra = [], {}, [], {"errors": {}, "information": {}}
     for label, sampler, exact in (
         (POLICY_ROLLOUTS, policy_sampler, None),
         (TEACHER_ROLLOUTS, teacher_sampler, teacher.exact_value),
@@ -262,8 +324,14 @@ def sveb_mini(
         )
         ests, why = sveb_estimators(enc, critics[label], exact is not None, val)
         picks += [f"{label}: {w}" for w in why]
-        tables.append(sveb_table(f"SVEB-mini, {label}", cases, ests, notes))
-    return tables, critics, picks
+        preds: dict = {}
+        tables.append(sveb_table(f"SVEB-mini, {label}", cases, ests, notes, preds))
+        extra["errors"][label] = {
+            name: (problem_errors(p, cases), problem_errors(p, cases, True) if exact else None)
+            for name, p in preds.items()
+        }
+        extra["information"][label] = value_information(cases)
+    return tables, critics, picks, extra
 
 
 def sveb_over_seeds(
@@ -278,20 +346,22 @@ def sveb_over_seeds(
     critic_epochs: int,
 ):
     """:func:`sveb_mini` for seeds ``seed .. seed + seeds - 1`` (``make_policy(seed)`` gives each
-    its SFT policy), condensed by :func:`seed_summary`. Returns the summary tables, the first
-    seed's policy and critics, and what the validation splits chose."""
+    its SFT policy), condensed by :func:`seed_summary`, and the :func:`information_table`.
+    Returns these tables, the first seed's policy and critics, and what the validation splits
+    chose."""
     from icml26_shared.progress import progress
 
     if seeds < 1:
         raise ValueError(f"seeds must be >= 1, got {seeds}")
-    per_seed, picks = [], []
+    per_seed, picks, extras = [], [], []
     for k in progress(range(seeds), desc="SVEB seeds"):
         pol = make_policy(seed + k)
-        tables, crit, why = sveb_mini(
+        tables, crit, why, extra = sveb_mini(
             pol, problems, group_size, n_mc, cases_per_problem, critic_problems, critic_epochs,
             seed + k,
         )  # fmt: skip
         per_seed.append(tables)
+        extras.append(extra)
         picks += [f"seed {seed + k}, {w}" for w in why]
         if k == 0:
             first = (pol, crit)
@@ -302,8 +372,11 @@ def sveb_over_seeds(
             per_seed[0][i].notes.replace(f"{problems} problems", f"{problems} problems per seed")
             + " Mean over seeds and the half-width of its 95 % t-interval; 'validated' rows "
             "chose their options on a validation split of other problems (same sampler, same "
-            "sizes), per seed and case set.",
+            "sizes), per seed and case set. Δ/problem pools the paired differences to the "
+            f"group mean over the {problems} x {seeds} problems (the problem is the unit).",
+            [e["errors"][per_seed[0][i].title.removeprefix("SVEB-mini, ")] for e in extras],
         )
         for i in range(len(per_seed[0]))
     ]
+    summaries.append(information_table([e["information"] for e in extras]))
     return summaries, first[0], first[1], picks
