@@ -39,7 +39,7 @@ def check_pretrain(pretrain: dict) -> None:
     >>> check_pretrain({"update": 10})
     Traceback (most recent call last):
     ...
-    ValueError: unknown pretrain setting(s) ['update']; choose from ['observations', 'updates', 'batch_size', 'target_scale', 'target_offset', 'reset_head', 'normalise_loss', 'permute_inputs']
+    ValueError: unknown pretrain setting(s) ['update']; choose from ['observations', 'updates', 'batch_size', 'target_scale', 'target_offset', 'reset_head', 'normalise_loss', 'permute_inputs', 'optimizer', 'lr']
     """
     import inspect
 
@@ -51,6 +51,14 @@ def check_pretrain(pretrain: dict) -> None:
     for key in ("observations", "updates", "batch_size"):
         if key in pretrain and not (isinstance(pretrain[key], int) and pretrain[key] >= 1):
             raise ValueError(f"pretrain {key} must be an integer >= 1, got {pretrain[key]!r}")
+    from sigreg.lightning import OPTIMIZERS
+
+    if pretrain.get("optimizer") not in (None, *OPTIMIZERS):
+        raise ValueError(
+            f"pretrain optimizer must be one of {list(OPTIMIZERS)}, got {pretrain['optimizer']!r}"
+        )
+    if "lr" in pretrain and not (isinstance(pretrain["lr"], int | float) and pretrain["lr"] > 0):
+        raise ValueError(f"pretrain lr must be > 0, got {pretrain['lr']!r}")
 
 
 def random_policy_observations(env_id: str, n: int, seed: int, num_envs: int = 8) -> torch.Tensor:
@@ -83,16 +91,23 @@ def pretrain_on_random_targets(
     reset_head: bool = False,
     normalise_loss: bool = True,
     permute_inputs: bool = True,
+    optimizer: str | None = None,
+    lr: float | None = None,
     seed: int = 0,
 ) -> dict[str, float]:
     """Fit ``module.q`` (a :class:`~sigreg.lightning.PQNModule`'s network) to random targets.
 
     Every one of ``observations`` random-policy observations gets a fixed target vector
     ``target_scale * N(0, I)`` (one value per action); ``updates`` minibatch steps of
-    ``0.5 * MSE`` with a fresh optimiser of the module's kind and learning rate, plus
+    ``0.5 * MSE`` with a fresh optimiser of the module's kind and learning rate (or of
+    ``optimizer`` / ``lr`` when given: the same warm start for agents that then train with
+    different optimisers; PSGD-Kron at lr 3e-4 barely moves the outputs toward the offset
+    in 500 updates, see ``docs/rl_plasticity_protocol.md``), plus
     ``module.hparams.sigreg_lambda`` times SIGReg on the trunk features when the module
     has a regulariser (the same loss form as the agent's updates), gradient norm clipped
-    at the agent's ``max_grad_norm``. Returns the first and last minibatch losses.
+    at the agent's ``max_grad_norm``. Returns the first and last minibatch losses (in units
+    of the targets' second moment when ``normalise_loss``: about 0.5 at the start, near 0
+    once the targets are fitted).
 
     Examples:
         >>> from sigreg.lightning import PQNModule
@@ -116,7 +131,7 @@ def pretrain_on_random_targets(
         obs.shape[0], module.n_actions, generator=gen
     )
     q = module.q
-    opt = make_optimizer(hp.optimizer, q.parameters(), hp.lr)
+    opt = make_optimizer(optimizer or hp.optimizer, q.parameters(), lr or hp.lr)
     first = last = float("nan")
     for step in range(updates):
         idx = torch.randint(0, obs.shape[0], (min(batch_size, obs.shape[0]),), generator=gen)

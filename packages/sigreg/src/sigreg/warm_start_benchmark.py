@@ -148,6 +148,10 @@ def plasticity_table(
     sig = inspect.signature(pretrain_on_random_targets).parameters
     p = {k: v.default for k, v in sig.items() if v.default is not inspect.Parameter.empty}
     p.update(pretrain)
+    pre_opt = "the run's optimiser"
+    if p["optimizer"]:
+        pre_lr = f"lr {p['lr']:g}" if p["lr"] else "the run's lr"
+        pre_opt = f"{OPTIMISER_NAMES[p['optimizer']]} ({pre_lr}) for every optimiser's runs"
     table = Table(
         "MinAtar plasticity: warm-started agents (with / without SIGReg) against a fresh agent",
         ["game", "optimiser", "method", "return AUC IQM", "AUC CI low", "AUC CI high",
@@ -166,8 +170,9 @@ def plasticity_table(
             f"({p['target_offset']:g} + {p['target_scale']:g} N(0, 1) per observation and "
             f"action; {p['observations']} random-policy observations of the game"
             + (" with their coordinates shuffled (another task)" if p["permute_inputs"] else "")
-            + f"; {p['updates']} minibatch updates of {p['batch_size']} with the run's "
-            "optimiser, loss in units of the targets' second moment, and for SIGReg the SIGReg "
+            + f"; {p['updates']} minibatch updates of {p['batch_size']} with "
+            + pre_opt
+            + ", loss in units of the targets' second moment, and for SIGReg the SIGReg "
             "term"
             + ("; then the head is re-initialised" if p["reset_head"] else "")
             + "), then trained with PQN. 'fresh init' = a new agent trained with PQN "
@@ -220,41 +225,57 @@ def plasticity_table(
 
 
 def plasticity_aggregate_table(
-    runs: dict[tuple[str, str, str], list[dict]], reference: str = "adam"
+    runs: dict[tuple[str, str, str], list[dict]], reference: str | None = None
 ) -> Table:
-    """IQM over every game and seed of the AUC normalised by ``reference``'s fresh agent.
+    """IQM over every game and seed of the AUC normalised by a fresh agent, with verdicts.
 
-    Score = run AUC / mean AUC of ``reference``'s fresh-init runs on that game (1 = a fresh
-    agent; below 1 = plasticity lost). Stratified bootstrap CI (seeds resampled within each
-    game) and the probability that a run beats a run of the same optimiser's warm-started
-    baseline without SIGReg (rliable's definitions).
+    Score = run AUC / mean AUC of the fresh-init runs of the *same optimiser* on that game
+    (``reference=None``; or of ``reference``'s fresh-init runs for every optimiser): 1 = a
+    fresh agent, below 1 = plasticity lost. Stratified bootstrap CI (seeds resampled within
+    each game), the probability that a run beats a run of the same optimiser's warm-started
+    baseline without SIGReg (rliable's definitions), and the interval verdicts of each
+    warm-started row against the same optimiser's fresh agent and of each SIGReg row against
+    the same optimiser's baseline (:func:`sigreg.optimiser_study.interval_verdict`).
     """
     games = sorted({g for g, _, _ in runs})
     methods = [(o, m) for g, o, m in runs if g == games[0]]
     n = min(len(runs[(g, o, m)]) for g in games for o, m in methods)
-    base = {g: np.mean([r["auc"] for r in runs[(g, reference, "fresh init")]]) for g in games}
+    base = {
+        (g, o): np.mean([r["auc"] for r in runs[(g, reference or o, "fresh init")]])
+        for g in games
+        for o, _ in methods
+    }
     mats = {
         (o, m): np.array(
-            [[r["auc"] / max(base[g], 1e-9) for r in runs[(g, o, m)][:n]] for g in games]
+            [[r["auc"] / max(base[(g, o)], 1e-9) for r in runs[(g, o, m)][:n]] for g in games]
         ).T
         for o, m in methods
     }
     est = aggregate_interval({f"{o}|{m}": v for (o, m), v in mats.items()})
+    by = "the same optimiser's" if reference is None else f"{OPTIMISER_NAMES[reference]}'s"
     table = Table(
         "Aggregate over games: IQM of the fresh-normalised return AUC (every game and seed)",
         ["optimiser", "method", "IQM", "CI low", "CI high", "P(improvement over same optimiser, none)",
-         "runs x games", "how"],
+         "vs fresh init", "SIGReg vs none", "runs x games", "how"],
         notes=(
             f"Games: {', '.join(g.split('/')[-1] for g in games)}; score = run AUC / mean AUC "
-            f"of {OPTIMISER_NAMES[reference]}'s fresh-init agents on that game (1 = a fresh "
+            f"of {by} fresh-init agents on that game (1 = a fresh "
             "agent, below 1 = plasticity lost; 'none' and 'SIGReg' are warm-started). IQM over "
             "all runs "
             "and games with a 95 % stratified bootstrap CI (2000 reps; rliable's "
             "get_interval_estimates + aggregate_iqm); P(improvement) = P(X > Y) over run "
-            "pairs, averaged over games."
+            "pairs, averaged over games. 'vs fresh init': the row's interval against the same "
+            "optimiser's fresh-init interval; 'SIGReg vs none': the SIGReg row's interval "
+            "against the same optimiser's none row ('overlap (null)' = no difference resolved)."
         ),
     )  # fmt: skip
     add_aggregate_rows(table, mats, est)
+    for row, (o, m) in zip(table.rows, mats, strict=True):
+        _, lo, hi, _ = est[f"{o}|{m}"]
+        _, flo, fhi, _ = est[f"{o}|fresh init"]
+        _, blo, bhi, _ = est[f"{o}|none"]
+        row["vs fresh init"] = interval_verdict(lo, hi, flo, fhi) if m != "fresh init" else ""
+        row["SIGReg vs none"] = interval_verdict(lo, hi, blo, bhi) if m.startswith("SIGReg") else ""
     return table
 
 
@@ -276,8 +297,8 @@ def plasticity_benchmark(
 ) -> tuple[list[Table], dict, list[str]]:
     """The study, its two tables and its figure; skipped (with a note) without MinAtar/Kron.
 
-    Returns ``(tables, {"plasticity.png": figure}, notes)``; the aggregate is normalised by Adam's
-    fresh agent when Adam is among ``optimisers`` (else by the first optimiser's).
+    Returns ``(tables, {"plasticity.png": figure}, notes)``; the aggregate normalises each
+    optimiser's runs by that optimiser's fresh agent.
     """
     try:
         import kron_torch  # noqa: F401
@@ -291,8 +312,7 @@ def plasticity_benchmark(
     table = plasticity_table(
         runs, iterations=iterations, pretrain=pretrain, pqn=pqn, optimisers=optimisers,
     )  # fmt: skip
-    reference = "adam" if "adam" in optimisers else next(iter(optimisers))
-    aggregate = plasticity_aggregate_table(runs, reference)
+    aggregate = plasticity_aggregate_table(runs)
     return [table, aggregate], {"plasticity.png": plasticity_figure(runs)}, []
 
 
@@ -309,8 +329,18 @@ class PlasticitySetting:
     pqn: dict  # the other PQNModule arguments (with num_envs, num_steps)
     workers: int = 1  # processes (each job seeded on its own: same numbers for any count)
 
-    def __post_init__(self):  # one line and exit 2 on a bad pretrain key, before any work
+    def __post_init__(self):  # one line and exit 2 on a bad setting, before any work
+        from sigreg.lightning import OPTIMIZERS
+
         check_pretrain(self.pretrain)
+        unknown = sorted(set(self.optimisers) - set(OPTIMIZERS))
+        if unknown or not self.optimisers:
+            raise ValueError(f"unknown optimiser(s) {unknown}; choose from {sorted(OPTIMIZERS)}")
+        if any(lam < 0 for lam in self.lambdas):
+            raise ValueError(f"lambdas must be >= 0, got {self.lambdas}")
+        for key in ("iterations", "seeds", "workers"):
+            if not (isinstance(getattr(self, key), int) and getattr(self, key) >= 1):
+                raise ValueError(f"{key} must be an integer >= 1, got {getattr(self, key)!r}")
 
 
 def plasticity_section(s: PlasticitySetting, seed: int):
