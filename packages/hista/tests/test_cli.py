@@ -103,6 +103,11 @@ def test_on_your_own_data_jsonl_exactly_as_in_the_readme(tmp_path, capsys, monke
     # {3, 4, 12} (rewards 1, 0, 1) -> 2/3; the group mean would say 1/2; target 6/8
     assert set(rows) == {"group mean (GRPO)", "VinePPO MC K=4", "Numca"}
     assert rows["Numca"]["MAE vs V_MC"] < rows["group mean (GRPO)"]["MAE vs V_MC"]
+    # the README's second command: Numca with shrinkage toward the parent state
+    args = ["--cases", str(data), "--numca_prior", "4", "--numca_unseen", "parent"]
+    assert main(["sveb-evaluate", *args]) == 0
+    out = capsys.readouterr().out
+    assert "Numca" in out and "nan" not in out
 
 
 def test_jsonl_bad_lines_name_the_line(tmp_path, capsys):
