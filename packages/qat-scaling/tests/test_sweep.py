@@ -9,7 +9,15 @@ import numpy as np
 import pytest
 import torch
 from qat_scaling.cli import main
-from qat_scaling.delta_fit import fit_delta_law, holdout_delta, noise_floor, seed_bootstrap
+from qat_scaling.delta_fit import (
+    VarianceFunction,
+    fit_delta_law,
+    fit_delta_law_weighted,
+    fit_variance_function,
+    holdout_delta,
+    noise_floor,
+    seed_bootstrap,
+)
 from qat_scaling.grid import GridSpec
 from qat_scaling.scaling_law import QATLaw, fit_qat_law
 
@@ -158,6 +166,98 @@ def test_unified_law_beats_n_only_on_held_out_cells_when_delta_grows_with_d():
     res = holdout_delta(pts)
     assert res["unified"]["rmse"] < 0.5 * res["N-only"]["rmse"]
     assert res["unified"]["cells"] == 27
+
+
+def _planted_relative(law, cv, seeds, rng, floor=3e-4, shared=0.5):
+    """The sweep-long design with delta's noise proportional to delta (as measured): a
+    coefficient of variation ``cv``, a share of its variance common to a (size, seed)."""
+    pts = []
+    for n in (5200, 20640, 82240):
+        for s in range(seeds):
+            z_seed = rng.standard_normal()
+            for d in (256_000, 512_000):
+                for g in (4, 16):
+                    mu = float(law.predict(n, d, g))
+                    z = np.sqrt(shared) * z_seed + np.sqrt(1 - shared) * rng.standard_normal()
+                    pts.append(
+                        dict(
+                            size=n,
+                            seed=s,
+                            N=n,
+                            D=d,
+                            G=g,
+                            delta=mu * (1 + cv * z) + floor * rng.standard_normal(),
+                        )
+                    )
+    return pts
+
+
+# delta from 0.002 (N = 5200, 256k tokens, G = 4) to 0.022, growing with N like results/sweep-long
+_HETERO_LAW = QATLaw(k=0.002 / 5200**0.5 / 256_000, gN=-0.5, gD=1.0, gG=0.5)
+
+
+def test_relative_noise_model_beats_the_unweighted_fit_on_heteroscedastic_tables():
+    """Where delta's seed sd is proportional to delta, the unweighted fit is dominated by the
+    largest cells; reweighting by the fitted variance function recovers gG (a contrast within
+    each size) much better. gN compares sizes, whose seed-level noise (shared by the cells of a
+    size and seed) no weighting removes: there the two fits are on a par."""
+    law = _HETERO_LAW
+    est = {"additive": [], "relative": []}
+    for t in range(16):
+        pts = _planted_relative(law, cv=0.5, seeds=3, rng=np.random.default_rng(100 + t))
+        cols = [np.array([p[k] for p in pts]) for k in ("N", "D", "G", "delta")]
+        est["additive"].append([getattr(fit_delta_law(*cols).law, n) for n in ("gN", "gG")])
+        rel = fit_delta_law_weighted(*cols)
+        est["relative"].append([getattr(rel.law, n) for n in ("gN", "gG")])
+        assert 0.2 < rel.variance.cv < 0.9
+    truth = np.array([law.gN, law.gG])
+    rmse = {m: np.sqrt(np.mean((np.array(e) - truth) ** 2, axis=0)) for m, e in est.items()}
+    assert rmse["relative"][1] < 0.75 * rmse["additive"][1], rmse
+    assert rmse["relative"][0] < 1.25 * rmse["additive"][0], rmse
+    assert np.all(np.abs(np.mean(est["relative"], axis=0) - truth) < 0.15)
+
+
+def test_variance_function_finds_additive_noise_when_the_noise_is_additive():
+    law = QATLaw(k=0.005, gN=0.5, gD=0.3, gG=0.8)
+    pts = _planted(law, noise=0.001, seeds=4, rng=np.random.default_rng(5))
+    cols = [np.array([p[k] for p in pts]) for k in ("N", "D", "G", "delta")]
+    fit = fit_delta_law_weighted(*cols)
+    mu_max = float(law.predict(cols[0], cols[1], cols[2]).max())
+    assert fit.variance.floor == pytest.approx(0.001, rel=0.25)
+    assert fit.variance.cv * mu_max < 0.5 * fit.variance.floor  # no relative part to speak of
+    assert abs(fit.law.gN - 0.5) < 0.1
+
+
+def test_variance_function_needs_cells_with_two_seeds():
+    with pytest.raises(ValueError):
+        fit_variance_function([1.0, 2.0], [0.1, 0.2], [0, 0])
+    assert VarianceFunction(0.0, 0.5).sd([0.02]).tolist() == [0.01]
+
+
+def test_relative_seed_bootstrap_interval_covers_the_planted_exponents():
+    law = _HETERO_LAW
+    for rs in (7,):
+        pts = _planted_relative(law, cv=0.3, seeds=8, rng=np.random.default_rng(rs))
+        fit = seed_bootstrap(pts, reps=40, seed=0, noise="relative")
+        assert fit.noise == "relative" and fit.variance is not None
+        for name in ("gN", "gD", "gG"):
+            lo, hi = fit.ci[name]
+            assert lo - (hi - lo) < getattr(law, name) < hi + (hi - lo), (rs, name)
+        assert fit.excludes_zero("gD") and fit.excludes_zero("gG")
+    with pytest.raises(ValueError, match="noise"):
+        seed_bootstrap(pts, reps=0, noise="poisson")
+
+
+def test_noise_model_table_reads_the_slope_of_sd_on_mean():
+    from qat_scaling.sweep import noise_model_table
+
+    rel = _planted_relative(_HETERO_LAW, cv=0.5, seeds=6, rng=np.random.default_rng(3), floor=0)
+    add = _planted(QATLaw(k=0.005, gN=0.5, gD=0.3, gG=0.8), 0.001, 6, np.random.default_rng(3))
+    slopes = {}
+    for name, pts in (("relative", rel), ("additive", add)):
+        _, summary = noise_model_table([{**p, "scheme": "W4A4"} for p in pts])
+        slopes[name] = summary["W4A4"]["slope"]
+    assert slopes["relative"] > 0.7 and abs(slopes["additive"]) < 0.3, slopes
 
 
 def test_torchao_prepare_trains_the_same_function_as_ours_and_converts_back():

@@ -82,6 +82,7 @@ def sweep(
     train: bool = True,
     seed: int = 0,
     bootstrap: int = 1000,
+    noise: Literal["relative", "additive"] = "relative",
 ) -> None:
     """Train a paired N x D x G x scheme grid (resumable) and fit the law on every point.
 
@@ -113,6 +114,9 @@ def sweep(
         train: ``false``: train nothing, only fit and report the finished runs in ``out``.
         seed: Seed when ``seeds`` is not given.
         bootstrap: Resamples of the seed bootstrap of the law fits.
+        noise: Noise model of delta in the law fits: ``relative`` (variance floor^2 + (cv
+            mu)^2 from the paired-seed cell variances, reweighted least squares) or
+            ``additive`` (constant variance); the report shows W4A4 under both.
     """
     from dataclasses import replace
 
@@ -172,9 +176,14 @@ def sweep(
         raise UsageError(f"sweep: {err}") from None
     print(f"{len(records)} records in {runs_file}")
     if out.suffix != ".jsonl":
+        from .scaling_law import NotIdentifiableError
         from .sweep import write_sweep_report
 
-        for path in write_sweep_report(spec, records, out, bootstrap=bootstrap):
+        try:
+            written = write_sweep_report(spec, records, out, bootstrap=bootstrap, noise=noise)
+        except NotIdentifiableError as err:
+            raise UsageError(f"sweep: {err}") from None
+        for path in written:
             print(f"wrote {path}")
 
 
@@ -186,6 +195,7 @@ def fit_law(
     strict: bool = False,
     seed: int = 0,
     out: Path | None = None,
+    noise: Literal["relative", "additive"] = "relative",
 ) -> None:
     """Fit delta = k D^gD (log2 G)^gG / N^gN to a CSV (N,D,G,delta) or a sweep JSONL.
 
@@ -193,13 +203,16 @@ def fit_law(
         runs: ``.csv`` with columns N, D, G, delta (optional scheme, seed), or a ``sweep``
             JSONL (``DIR/runs.jsonl``).
         scheme: Rows of this scheme are fitted.
-        method: ``delta`` (every point, additive noise on delta, intervals from the seed
-            bootstrap; :mod:`qat_scaling.delta_fit`), or ``ols_log`` / ``huber`` on log delta
+        method: ``delta`` (every point in delta space, the noise model of ``--noise``,
+            intervals from the seed bootstrap; :mod:`qat_scaling.delta_fit`), or ``ols_log`` / ``huber`` on log delta
             (points with delta <= 0 dropped).
         bootstrap: Bootstrap resamples for percentile intervals (0 = none).
         strict: Fail on delta <= 0 instead of dropping those rows (``ols_log`` / ``huber``).
         seed: Seed of the bootstrap.
         out: Write the fit as JSON here (for ``predict-law``).
+        noise: Noise model of ``--method delta``: ``relative`` (variance floor^2 + (cv mu)^2,
+            estimated from cells with >= 2 seeds; with fewer than two such cells, additive is
+            used and a note printed) or ``additive`` (constant variance).
     """
     from .scaling_law import compare_laws, fit_qat_law
 
@@ -211,7 +224,7 @@ def fit_law(
         [r["delta"] for r in rows],
     )
     if method == "delta":
-        from .delta_fit import holdout_delta, noise_floor, seed_bootstrap
+        from .delta_fit import holdout_delta, noise_floor, seed_bootstrap, usable_noise_model
         from .scaling_law import NotIdentifiableError
 
         if strict and any(r["delta"] <= 0 for r in rows):
@@ -220,21 +233,28 @@ def fit_law(
             {**r, "size": r.get("size", r["N"]), "seed": r.get("seed", i)}
             for i, r in enumerate(rows)
         ]
+        noise, note = usable_noise_model(pts, noise)
+        if note:
+            print(f"note: {note}")
         try:
-            fit = seed_bootstrap(pts, reps=bootstrap, seed=seed)
+            fit = seed_bootstrap(pts, reps=bootstrap, seed=seed, noise=noise)
         except (NotIdentifiableError, ValueError) as err:
-            raise UsageError(f"{runs}: {err}") from None
+            hint = " (or --noise additive)" if noise == "relative" else ""
+            raise UsageError(f"{runs}: {err}{hint}") from None
         law = fit.law
         print(
-            f"{scheme}: delta = {law.k:.4g} * D^{law.gD:.4g} * (log2 G)^{law.gG:.4g} / N^{law.gN:.4g}  (delta space, n={fit.n}, sigma={fit.sigma:.3g})"
+            f"{scheme}: delta = {law.k:.4g} * D^{law.gD:.4g} * (log2 G)^{law.gG:.4g} / N^{law.gN:.4g}  (delta space, {noise} noise, n={fit.n}, sigma={fit.sigma:.3g})"
         )
+        if fit.variance is not None:
+            v = fit.variance
+            print(f"  noise model: sd(delta) = sqrt({v.floor:.3g}^2 + ({v.cv:.3g} mu)^2)")
         for name in ("gN", "gD", "gG"):
             ci = "fixed 0 (one value)" if name not in fit.free else _ci(fit.ci.get(name))
             print(f"  {name}: {getattr(law, name):.4g}  seed-bootstrap 95% CI {ci}")
         nf = noise_floor(pts)
         print(f"  noise floor: median seed sd of delta {nf['sd']:.3g} over {nf['cells']} cells")
         try:
-            for name, m in holdout_delta(pts).items():
+            for name, m in holdout_delta(pts, noise=noise).items():
                 print(f"  held-out ({name}): RMSE delta {m['rmse']:.4g} over {m['cells']} cells")
         except NotIdentifiableError as err:
             print(f"  held-out comparison skipped: {err}")
@@ -276,7 +296,12 @@ def _ci(ci) -> str:
     return "n/a" if not ci else f"[{ci[0]:.4g}, {ci[1]:.4g}]"
 
 
-def decompose(runs: Path, bootstrap: int = 500, seed: int = 0) -> None:
+def decompose(
+    runs: Path,
+    bootstrap: int = 500,
+    seed: int = 0,
+    noise: Literal["relative", "additive"] = "relative",
+) -> None:
     """Fit the law to W4A4, W4A16 (weight part) and W16A4 (activation part) of a sweep JSONL.
 
     Each scheme is fitted to every point in delta space with seed-bootstrap intervals
@@ -286,12 +311,13 @@ def decompose(runs: Path, bootstrap: int = 500, seed: int = 0) -> None:
         runs: JSONL written by ``sweep`` (or a CSV with N, D, G, delta, scheme[, seed]).
         bootstrap: Seed-bootstrap resamples (0 = no intervals).
         seed: Seed of the bootstrap.
+        noise: Noise model of delta (see ``fit-law``).
     """
     from .delta_fit import decompose_delta
 
     rows = _read_errors(runs, None, False)
     pts = [{**r, "seed": r.get("seed", i)} for i, r in enumerate(rows)]
-    fits = decompose_delta(pts, reps=bootstrap, seed=seed)
+    fits = decompose_delta(pts, reps=bootstrap, seed=seed, noise=noise)
     if not fits:
         raise UsageError(f"no scheme in {runs} has enough distinct N and D to fit the law")
     print(_delta_fit_lines(fits))

@@ -231,8 +231,9 @@ def train_run(spec: GridSpec, job: dict, data: TextDataModule) -> list[dict]:
     size = SIZES[job["size"]]
     top = spec.budgets[-1]
     # an FP run quantises nothing; its group size (read only by the activation statistics)
-    # is the grid's largest G, which divides every width the QAT runs use
-    fp_g = max((g for _, g in spec.runs if g), default=32)
+    # is the grid's largest G, which divides every width the QAT runs use; an FP-only grid
+    # (a convergence pilot) takes 16, which divides every width of SIZES
+    fp_g = max((g for _, g in spec.runs if g), default=16)
     torchao = job.get("trainer") == "torchao"
     module = QATLanguageModel(
         size.hidden,

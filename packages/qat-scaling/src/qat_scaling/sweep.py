@@ -9,9 +9,13 @@ held-out cells.
 and calls :func:`write_sweep_report`, which reads it in seven sections:
 
 1. ``delta``: seed mean and spread of delta per (N, D, scheme, G) -> :func:`delta_cells_table`.
-2. ``noise``: the paired-seed noise floor of delta -> :func:`noise_table`.
-3. ``law``: the law per scheme, fitted to every point in delta space, seed-bootstrap
-   intervals (:mod:`qat_scaling.delta_fit`) -> :func:`law_table`; figure ``delta_fit.png``
+2. ``noise``: the paired-seed noise floor of delta -> :func:`noise_table`; the noise model
+   chosen from the data: how a cell's seed sd grows with its mean (slope of log sd on
+   log |mean|) and the fitted variance function ``floor^2 + (cv mu)^2`` ->
+   :func:`noise_model_table`, figure ``noise_model.png`` (:func:`noise_model_figure`).
+3. ``law``: the law per scheme, fitted to every point in delta space under the chosen noise
+   model (``relative`` by default; W4A4 also under the other), seed-bootstrap intervals
+   (:mod:`qat_scaling.delta_fit`) -> :func:`law_table`; figure ``delta_fit.png``
    (:func:`sweep_figure`).
 4. ``decomposition``: the exponents of the weight and activation parts -> in :func:`law_table`
    (rows W4A16 and W16A4) and :func:`decomposition_cells_table`.
@@ -36,7 +40,15 @@ from pathlib import Path
 import numpy as np
 from icml26_shared.results import Report, Table, atomic_write_text
 
-from .delta_fit import DeltaFit, cell_means, holdout_delta, noise_floor, seed_bootstrap
+from .delta_fit import (
+    DeltaFit,
+    cell_means,
+    fit_delta_law_weighted,
+    holdout_delta,
+    noise_floor,
+    seed_bootstrap,
+    usable_noise_model,
+)
 from .grid import GridSpec
 from .scaling_law import NotIdentifiableError, qat_error
 
@@ -45,6 +57,8 @@ __all__ = [
     "delta_cells_table",
     "group_size_contrast_table",
     "law_table",
+    "noise_model_figure",
+    "noise_model_table",
     "noise_table",
     "sweep_figure",
     "torchao_agreement_table",
@@ -143,6 +157,118 @@ def _ci_text(fit: DeltaFit, name: str) -> str:
     return f"[{lo:.3g}, {hi:.3g}]"
 
 
+def _noise_text(fit: DeltaFit) -> str:
+    if fit.variance is None:
+        return fit.noise
+    return f"relative (cv {fit.variance.cv:.2g}, floor {fit.variance.floor:.2g})"
+
+
+def noise_model_table(errors: Sequence[Mapping]) -> tuple[Table, dict]:
+    """How delta's seed spread depends on its size, per scheme: the evidence for a noise model.
+
+    Per scheme: the slope of log(seed sd) on log|seed mean| over the (N, D, G) cells (0 =
+    additive noise, 1 = relative noise), with a 95% t interval; the median coefficient of
+    variation sd / |mean|; the spread of the sd itself (max / min over cells); the fitted
+    variance function of the relative model at the law's fit.
+    """
+    from scipy import stats
+
+    table = Table(
+        "Noise model: how the paired-seed spread of delta grows with delta",
+        [
+            "scheme",
+            "cells",
+            "seed sd min .. max",
+            "slope of log sd on log |mean|",
+            "95% CI",
+            "median sd / |mean|",
+            "fitted cv",
+            "fitted floor",
+        ],
+        notes=(
+            "Cells with >= 2 seeds. A slope near 0: the spread does not depend on delta "
+            "(additive noise, an unweighted fit is right); near 1: the spread is proportional to "
+            "delta (relative noise: an unweighted fit is dominated by the largest, noisiest "
+            "cells). fitted cv / floor: Var(delta) = floor^2 + (cv mu)^2, maximum likelihood on "
+            "the cells' sample variances at the law's fit (qat_scaling.delta_fit)."
+        ),
+    )
+    summary = {}
+    for scheme, pts in _by_scheme(errors).items():
+        cells = [c for c in cell_means(pts) if c["seeds"] > 1 and c["sd"] > 0 and c["mean"] != 0]
+        if len(cells) < 3:
+            continue
+        x = np.log([abs(c["mean"]) for c in cells])
+        y = np.log([c["sd"] for c in cells])
+        reg = stats.linregress(x, y)
+        half = stats.t.ppf(0.975, len(cells) - 2) * reg.stderr
+        row = {
+            "slope": float(reg.slope),
+            "ci": [float(reg.slope - half), float(reg.slope + half)],
+            "median_cv": float(np.median(np.exp(y - x))),
+        }
+        try:
+            f = fit_delta_law_weighted(*([p[k] for p in pts] for k in ("N", "D", "G", "delta")))
+            row.update(cv=f.variance.cv, floor=f.variance.floor)
+        except (ValueError, NotIdentifiableError):
+            row.update(cv=None, floor=None)
+        summary[scheme] = row
+        sds = [c["sd"] for c in cells]
+        table.add_row(
+            scheme=scheme,
+            cells=len(cells),
+            **{
+                "seed sd min .. max": f"{min(sds):.2g} .. {max(sds):.2g}",
+                "slope of log sd on log |mean|": row["slope"],
+                "95% CI": f"[{row['ci'][0]:.2f}, {row['ci'][1]:.2f}]",
+                "median sd / |mean|": row["median_cv"],
+                "fitted cv": row["cv"],
+                "fitted floor": row["floor"],
+            },
+        )
+    return table, summary
+
+
+def noise_model_figure(errors: Sequence[Mapping], summary: Mapping[str, Mapping]):
+    """Seed sd against |seed mean| per cell (log-log), one colour per scheme, with the fitted
+    relative variance function sd = sqrt(floor^2 + (cv mu)^2) and the additive model's line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.6, 4.2))
+    cmap = plt.get_cmap("tab10")
+    lo, hi = np.inf, 0.0
+    for i, (scheme, pts) in enumerate(_by_scheme(errors).items()):
+        cells = [c for c in cell_means(pts) if c["seeds"] > 1 and c["sd"] > 0 and c["mean"] != 0]
+        if scheme not in summary or not cells:
+            continue
+        m = np.array([abs(c["mean"]) for c in cells])
+        sd = np.array([c["sd"] for c in cells])
+        lo, hi = min(lo, m.min()), max(hi, m.max())
+        ax.plot(
+            m, sd, "o", color=cmap(i % 10), label=f"{scheme} (slope {summary[scheme]['slope']:.2f})"
+        )
+        s = summary[scheme]
+        if s.get("cv") is not None:
+            grid = np.geomspace(m.min(), m.max(), 40)
+            ax.plot(grid, np.sqrt(s["floor"] ** 2 + (s["cv"] * grid) ** 2), "-", color=cmap(i % 10))
+    if hi > 0:
+        grid = np.geomspace(lo, hi, 10)
+        ax.plot(grid, grid, ":", color="0.5", label="sd = |mean|")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="|seed mean of delta| per (N, D, G) cell (nats)",
+        ylabel="seed sd of delta (nats)",
+        title="Paired-seed spread of delta grows with delta",
+    )
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
 def law_table(fits: Mapping[str, DeltaFit], bootstrap: int) -> Table:
     """The law per scheme: exponents with seed-bootstrap intervals; whether each excludes 0."""
     table = Table(
@@ -156,15 +282,20 @@ def law_table(fits: Mapping[str, DeltaFit], bootstrap: int) -> Table:
             "gD 95% CI",
             "gG",
             "gG 95% CI",
+            "noise model",
             "sigma",
             "points",
             "resolved (CI excludes 0)",
         ],
         notes=(
-            "Additive Gaussian noise on delta (nonlinear least squares): every point counts, "
-            "delta <= 0 included. Intervals: percentile, "
+            "Every point counts, delta <= 0 included. Noise models: additive = constant "
+            "variance (nonlinear least squares); relative = Var(delta) = floor^2 + (cv mu)^2 "
+            "with floor and cv fitted to the paired-seed variances of the cells "
+            "(iteratively reweighted least squares). sigma: RMS residual (nats). Intervals: "
+            "percentile, "
             f"{bootstrap} resamples of the seeds of each size (all cells of a drawn seed "
-            "together); an interval end at +-6 is the optimiser's bound on the exponents, i.e. the "
+            "together), widened about the estimate by sqrt(m / (m - 1)) for m seeds per size "
+            "(the bootstrap's variance deficit; 1.22 for 3 seeds); an interval end at +-6 is the optimiser's bound on the exponents, i.e. the "
             "data do not bound that side. An exponent whose variable takes one value in the "
             "grid is fixed at 0. "
             "W4A16 is the weight part, W16A4 the activation part of the W4A4 error. Paper: "
@@ -183,6 +314,7 @@ def law_table(fits: Mapping[str, DeltaFit], bootstrap: int) -> Table:
             sigma=fit.sigma,
             points=fit.n,
             **{
+                "noise model": _noise_text(fit),
                 "gN 95% CI": _ci_text(fit, "gN"),
                 "gD 95% CI": _ci_text(fit, "gD"),
                 "gG 95% CI": _ci_text(fit, "gG"),
@@ -441,14 +573,26 @@ def _description(spec: GridSpec, records: Sequence[Mapping]) -> str:
     )
 
 
+def _fit_scheme(pts, noise: str, reps: int, seed: int) -> tuple[DeltaFit, str | None]:
+    """The law of one scheme under ``noise`` (relative falls back to additive, with a note,
+    where too few cells have two or more seeds)."""
+    used, note = usable_noise_model(pts, noise)
+    return seed_bootstrap(pts, reps=reps, seed=seed, noise=used), note
+
+
 def write_sweep_report(
     spec: GridSpec,
     records: Sequence[Mapping],
     out: str | Path,
     bootstrap: int = 1000,
     seed: int = 0,
+    noise: str = "relative",
 ) -> list[Path]:
-    """Fit and tabulate a sweep's records into ``out``; return the files written."""
+    """Fit and tabulate a sweep's records into ``out``; return the files written.
+
+    ``noise``: the noise model of the law fits (``relative`` or ``additive``,
+    :data:`qat_scaling.delta_fit.NOISE_MODELS`); W4A4 is also fitted under the other one.
+    """
     t0 = time.perf_counter()
     out = Path(out)
     errors = qat_error(records)
@@ -460,30 +604,47 @@ def write_sweep_report(
         [delta_cells_table(records, errors)],
     )
     ntable, floors = noise_table(errors)
-    report.add_section("noise", "the paired-seed noise floor of delta", [ntable])
+    mtable, noise_summary = noise_model_table(errors)
+    report.add_section(
+        "noise",
+        "the paired-seed noise floor of delta, and how it grows with delta",
+        [ntable, mtable] if noise_summary else [ntable],
+    )
+    if noise_summary:
+        report.save_figure(
+            noise_model_figure(errors, noise_summary), "noise_model.png", section="noise"
+        )
+    other = "additive" if noise == "relative" else "relative"
     fits: dict[str, DeltaFit] = {}
-    skipped = []
+    compare: dict[str, DeltaFit] = {}
+    skipped, fallbacks = [], []
     by = _by_scheme(errors)
     for scheme in [s for s in LAW_SCHEMES if s in by] + sorted(set(by) - set(LAW_SCHEMES)):
         try:
-            fits[scheme] = seed_bootstrap(by[scheme], reps=bootstrap, seed=seed)
+            fits[scheme], note = _fit_scheme(by[scheme], noise, bootstrap, seed)
+            if note:
+                fallbacks.append(f"{scheme}: {note}")
+            if scheme == "W4A4":
+                compare[f"W4A4 ({other})"], _ = _fit_scheme(by[scheme], other, bootstrap, seed)
         except (NotIdentifiableError, ValueError) as err:
             skipped.append(f"{scheme}: {err}")
     notes = [f"Not fitted: {'; '.join(skipped)}"] if skipped else []
+    notes += fallbacks
     w4 = fits.get("W4A4")
     if w4 is not None:
-        verdict = []
-        for name in w4.free:
-            ok = w4.excludes_zero(name)
-            verdict.append(
-                f"{name} = {getattr(w4.law, name):.3g} {_ci_text(w4, name)}: "
-                + ("resolved" if ok else "NOT resolved (interval includes 0)")
-            )
-        notes.append("W4A4: " + "; ".join(verdict) + ".")
+        for f in (w4, *compare.values()):
+            verdict = []
+            for name in f.free:
+                ok = f.excludes_zero(name)
+                verdict.append(
+                    f"{name} = {getattr(f.law, name):.3g} {_ci_text(f, name)}: "
+                    + ("resolved" if ok else "NOT resolved (interval includes 0)")
+                )
+            notes.append(f"W4A4 ({f.noise} noise): " + "; ".join(verdict) + ".")
     report.add_section(
         "law",
         "delta = k D^gD (log2 G)^gG / N^gN with gN, gD, gG > 0",
-        [law_table(fits, bootstrap)],
+        [law_table({**fits, **compare}, bootstrap)],
         notes,
     )
     if fits:
@@ -519,7 +680,17 @@ def write_sweep_report(
     holdout = None
     if "W4A4" in by:
         try:
-            holdout = holdout_delta(by["W4A4"])
+            holdout = {}
+            for model in (noise, other):
+                try:
+                    res = holdout_delta(by["W4A4"], noise=model)
+                except NotIdentifiableError:
+                    continue
+                holdout.update({f"{name} ({model})": m for name, m in res.items()})
+            if not holdout:
+                raise NotIdentifiableError(
+                    "no (N, D) cell can be held out with both laws identifiable"
+                )
         except NotIdentifiableError as err:
             report.add_section(
                 "holdout", "the unified law beats the N-only law on held-out cells", [], [str(err)]
@@ -530,7 +701,9 @@ def write_sweep_report(
                 ["law", "RMSE of delta (nats)", "held-out cells"],
                 notes=(
                     "Each (N, D) cell (all its G) is removed, both laws are refitted to every "
-                    "point of the rest (delta space) and predict its seed-mean deltas. N-only "
+                    "point of the rest (delta space, under the noise model in brackets; the "
+                    "N-only law with the unified law's weights) and predict its seed-mean "
+                    "deltas. N-only "
                     "law: delta = c_G / N^gN (one constant per G, no D term). Compare with "
                     "the noise floor's SE of a cell mean."
                 ),
@@ -557,6 +730,8 @@ def write_sweep_report(
         "grid": asdict(spec),
         "grid_fingerprint": spec.fingerprint(),
         "fits": {s: f.to_dict() for s, f in fits.items()},
+        "fits_other_noise_model": {s: f.to_dict() for s, f in compare.items()},
+        "noise_model": {"chosen": noise, "cells": noise_summary},
         "noise_floor": floors,
         "holdout": holdout,
         "group_size_contrast": gsummary,
@@ -569,5 +744,7 @@ def write_sweep_report(
         written.append(
             atomic_write_text(path, json.dumps({"scheme": s, **f.to_dict()}, indent=2) + "\n")
         )
-    written += [out / name for name in ("delta_fit.png",) if (out / name).exists()]
+    written += [
+        out / name for name in ("delta_fit.png", "noise_model.png") if (out / name).exists()
+    ]
     return written
