@@ -262,7 +262,7 @@ def noise_model_figure(errors: Sequence[Mapping], summary: Mapping[str, Mapping]
         yscale="log",
         xlabel="|seed mean of delta| per (N, D, G) cell (nats)",
         ylabel="seed sd of delta (nats)",
-        title="Paired-seed spread of delta grows with delta",
+        title="Paired-seed spread of delta against its size",
     )
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -638,7 +638,13 @@ def write_sweep_report(
                 ok = f.excludes_zero(name)
                 verdict.append(
                     f"{name} = {getattr(f.law, name):.3g} {_ci_text(f, name)}: "
-                    + ("resolved" if ok else "NOT resolved (interval includes 0)")
+                    + (
+                        "no interval (a size with one seed)"
+                        if ok is None
+                        else "resolved"
+                        if ok
+                        else "NOT resolved (interval includes 0)"
+                    )
                 )
             notes.append(f"W4A4 ({f.noise} noise): " + "; ".join(verdict) + ".")
     report.add_section(
