@@ -103,6 +103,9 @@ def test_fit_bad_agent_settings_give_one_line(tmp_path, capsys):
     for cfg in ("pqn-cartpole-ns-lambda1.0", "ppo-cartpole-ns-lambda1.0"):
         args = ["fit", "--config", f"sigreg:{cfg}.yaml", "--model.init_args.env_id", "Pendulum-v1"]
         _one_line_error(capsys, [*args, *root], "discrete action space")
+    args = ["fit", "--config", "sigreg:pqn-cartpole-ns-lambda1.0.yaml",
+            "--model.init_args.optimizer", "sgdx"]  # fmt: skip
+    _one_line_error(capsys, [*args, *root], "unknown optimizer 'sgdx'")
     assert main(["fit", "--config", "sigreg:pqn-cartpole-ns-lambda1.0.yaml",
                  "--model.init_args.sigreg_lambda", "-1", *root]) == 2  # fmt: skip
 

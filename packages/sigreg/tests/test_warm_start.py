@@ -83,3 +83,31 @@ def test_head_keeps_or_forgets_the_offset_while_the_trunk_keeps_its_change(reset
     q = agent.q(obs).detach().abs()
     assert (q.max() < 5.0) if reset_head else (q.min() > 20.0)
     assert (agent.q.features(obs).detach() - before).abs().max() > 0.1
+
+
+def test_pretraining_optimiser_overrides_the_agents():
+    """optimizer/lr in the pre-training settings replace the agent's own: an agent whose
+    optimiser is Adam at a learning rate far too small to move (1e-7) does not fit the
+    planted offset by itself, and does fit it when the warm start uses Adam at 1e-2; the
+    agent's own optimiser setting is left as it was."""
+    kw = dict(observations=128, updates=300, batch_size=64, target_scale=0.0, target_offset=5.0)
+    slow = _agent()
+    slow.hparams.lr = 1e-7
+    own = pretrain_on_random_targets(slow, **kw)
+    slow2 = _agent()
+    slow2.hparams.lr = 1e-7
+    shared = pretrain_on_random_targets(slow2, **kw, optimizer="adam", lr=1e-2)
+    assert own["last_loss"] > 0.5 * own["first_loss"]
+    assert shared["last_loss"] < 0.01 * shared["first_loss"]
+    assert slow2.hparams.lr == 1e-7 and slow2.hparams.optimizer == "adam"
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [({"optimizer": "sgdx"}, "optimizer"), ({"lr": 0}, "lr must be > 0"), ({"updates": 0}, ">= 1")],
+)
+def test_check_pretrain_refuses_bad_settings(bad, match):
+    from sigreg.warm_start import check_pretrain
+
+    with pytest.raises(ValueError, match=match):
+        check_pretrain(bad)

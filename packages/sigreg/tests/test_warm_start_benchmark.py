@@ -45,3 +45,41 @@ def test_study_on_cartpole_has_every_row_verdict_and_aggregate():
     assert set(arow) == {"none", "SIGReg l=1", "fresh init"}
     assert arow["none"]["CI low"] <= arow["none"]["IQM"] <= arow["none"]["CI high"]
     assert np.isfinite(arow["SIGReg l=1"]["P(improvement over same optimiser, none)"])
+
+
+def test_aggregate_normalises_each_optimiser_by_its_own_fresh_agent():
+    """Planted AUCs: Adam's fresh agents score ~10, PSGD-Kron's ~1, each optimiser's
+    warm-started baseline half of its fresh agent and SIGReg equal to it. Per-optimiser
+    normalisation puts both baselines at ~0.5 (below their fresh agents at ~1) and both
+    SIGReg rows at ~1 (above the baseline); normalising by Adam's fresh agent instead puts
+    every PSGD-Kron row near 0.1 or below."""
+    rng = np.random.default_rng(0)
+    scale = {"adam": 10.0, "kron": 1.0}
+    factor = {"none": 0.5, "SIGReg l=1": 1.0, "fresh init": 1.0}
+    runs = {
+        (g, o, m): [{"auc": scale[o] * factor[m] * (1 + 0.02 * rng.standard_normal())}
+                    for _ in range(5)]
+        for g in ("A", "B", "C") for o in scale for m in factor
+    }  # fmt: skip
+    rows = {(r["optimiser"], r["method"]): r for r in plasticity_aggregate_table(runs).rows}
+    for o in ("Adam", "PSGD-Kron"):
+        assert abs(rows[(o, "none")]["IQM"] - 0.5) < 0.03
+        assert abs(rows[(o, "fresh init")]["IQM"] - 1.0) < 0.03
+        assert rows[(o, "none")]["vs fresh init"] == "below"
+        assert rows[(o, "SIGReg l=1")]["SIGReg vs none"] == "above"
+        assert rows[(o, "SIGReg l=1")]["vs fresh init"] == "overlap (null)"
+    by_adam = plasticity_aggregate_table(runs, reference="adam").rows
+    assert max(r["IQM"] for r in by_adam if r["optimiser"] == "PSGD-Kron") < 0.15
+
+
+def test_setting_refuses_bad_values_before_any_run():
+    import pytest
+    from sigreg.warm_start_benchmark import PlasticitySetting
+
+    good = dict(games=["MinAtar/Breakout-v1"], optimisers={"adam": 1e-3}, lambdas=[0.0],
+                iterations=2, pretrain={}, seeds=1, pqn={})  # fmt: skip
+    PlasticitySetting(**good)
+    for bad, match in [({"optimisers": {"sgdx": 1.0}}, "optimiser"), ({"lambdas": [-1.0]}, ">= 0"),
+                       ({"seeds": 0}, "seeds"), ({"pretrain": {"optimizer": "x"}}, "optimizer")]:  # fmt: skip
+        with pytest.raises(ValueError, match=match):
+            PlasticitySetting(**{**good, **bad})

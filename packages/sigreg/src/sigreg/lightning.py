@@ -351,7 +351,7 @@ class PQNModule(pl.LightningModule):
         ns_period: int | None = None,
         ns_kinds: tuple[str, ...] = ("permute", "sign"),
         seed: int = 0,
-        optimizer: Literal["radam", "adam", "kron"] = "radam",
+        optimizer: str = "radam",  # one of OPTIMIZERS; checked below (a one-line CLI error)
     ) -> None:
         super().__init__()
         if sigreg_lambda < 0:
