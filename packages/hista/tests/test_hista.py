@@ -119,3 +119,40 @@ def test_bad_inputs():
         ema_embed(torch.ones(2, 2), 1.0)
     with pytest.raises(ValueError, match="response_start"):
         HistaEstimator().embed(torch.ones(3, 2), 3)
+
+
+def test_prompt_in_prefix_equals_the_chamfer_distance_of_prompt_plus_response_prefixes():
+    # the reference's prefixes start at the first prompt token; pool nodes sit in the response
+    g = torch.Generator().manual_seed(7)
+    prompt = torch.randn(3, 2, generator=g)  # shared by every rollout of the group
+    hid = [torch.cat([prompt, torch.randn(n, 2, generator=g)]) for n in (4, 5, 3)]
+    est = HistaEstimator(alpha=0.0, mean_window=1, min_interval=2, min_distance=1e-3, k=3,
+                         prompt_in_prefix=True)  # fmt: skip
+    embs = [est.embed(h, 3) for h in hid]
+    assert [e.shape[0] for e in embs] == [7, 8, 6] and est.prompt_units(3) == 3
+    query, pool, rewards = embs[0][:5], embs[1:], torch.tensor([1.0, 0.0])
+    # by hand: every response node of the pool, distance over prompt + response prefixes
+    cand = []
+    for e, r in zip(pool, rewards, strict=True):
+        for n in est.nodes(e.shape[0] - 3):
+            cand.append((_brute(query, e, 5, 3 + n), float(r)))
+    near = sorted(cand)[:3]
+    want = sum(r / d for d, r in near) / sum(1 / d for d, _ in near)
+    got = est.estimate(query, pool, rewards, prompt_units=3)
+    assert got == pytest.approx(want, abs=1e-5)
+    with pytest.raises(ValueError, match="SVEB option"):
+        est.group_values(embs, rewards.tolist() + [1.0])
+
+
+def test_the_shared_prompt_is_not_a_rescale_of_the_response_only_distance():
+    # the README once said prompt positions "only rescale" the distance: they do not, the
+    # ratio depends on the pair's lengths, so neighbours can rank differently
+    g = torch.Generator().manual_seed(8)
+    prompt = torch.randn(4, 2, generator=g)
+    a, b = torch.randn(6, 2, generator=g), torch.randn(6, 2, generator=g)
+    pa, pb = torch.cat([prompt, a]), torch.cat([prompt, b])
+    ratios = {
+        (i, j): _brute(pa, pb, 4 + i, 4 + j) / _brute(a, b, i, j)
+        for i, j in itertools.product((2, 5), (1, 3, 6))
+    }
+    assert max(ratios.values()) - min(ratios.values()) > 0.05

@@ -189,7 +189,7 @@ class HistaValue:
 
     def _embed(self, texts: list[str], start: int) -> list[torch.Tensor]:
         e = self.est
-        key = (e.alpha, e.ema_init, e.mean_window, start)
+        key = (e.alpha, e.ema_init, e.mean_window, start, e.prompt_in_prefix)
         todo = [t for t in dict.fromkeys(texts) if (t, key) not in self.cache]
         for t, h in zip(todo, self.encoder.states(todo), strict=True):
             self.cache[(t, key)] = e.embed(h, start)
@@ -201,7 +201,7 @@ class HistaValue:
         embs = self._embed(texts, len(prompt))
         return self.est.estimate(
             embs[-2], embs[: len(case.pool)], torch.tensor(case.pool_rewards), embs[-1],
-            case.source_reward,
+            case.source_reward, prompt_units=self.est.prompt_units(len(prompt)),
         )  # fmt: skip
 
 

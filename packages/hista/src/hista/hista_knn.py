@@ -216,7 +216,14 @@ class HistaEstimator:
     difference, in downsampled units, between a pool node's prefix length and the query's.
     per_rollout: one neighbour per pool rollout (its nearest node) instead of every node.
     baseline_weight: weight of the group mean as a pseudo-neighbour (:func:`knn_value`; 0 =
-    the reference). The defaults reproduce the reference; :func:`hista.sveb_mini.validated_hista`
+    the reference). prompt_in_prefix: ``False`` (our default: prefixes start at the first
+    response token) or ``True`` (the reference's SVEB and trainer code: every prefix starts at
+    the first prompt token, so the group's shared prompt states are in both prefixes of a
+    pair; pool nodes still sit in the response only). The shared prompt is not a mere rescale:
+    it enlarges every denominator by the prompt length, which changes how prefixes of
+    different lengths rank, and a response position may find its nearest state in the other
+    prefix's prompt. :meth:`estimate` only (SVEB); the RL path keeps response-only prefixes.
+    The defaults reproduce the reference; :func:`hista.sveb_mini.validated_hista`
     chooses these options, ``k`` and ``alpha`` on a validation split.
 
     Reference: Chen et al., "Hista and Numca", ICML 2026 (arXiv 2605.29782), Hista.
@@ -242,6 +249,7 @@ class HistaEstimator:
     length_window: int | None = None
     per_rollout: bool = False
     baseline_weight: float = 0.0
+    prompt_in_prefix: bool = False
 
     def __post_init__(self) -> None:
         if self.length_window is not None and self.length_window < 0:
@@ -256,11 +264,20 @@ class HistaEstimator:
             raise ValueError(f"need 1 <= min_k <= k (max_k), got {self.min_k}, {self.k}")
 
     def embed(self, hidden: torch.Tensor, response_start: int) -> torch.Tensor:
-        """(T, H) hidden states of prompt + response -> downsampled response embedding."""
+        """(T, H) hidden states of prompt + response -> downsampled response embedding
+        (with ``prompt_in_prefix``: of prompt + response; :meth:`prompt_units` gives where the
+        response starts in it)."""
         if not 0 <= response_start < hidden.shape[0]:
             raise ValueError(f"response_start {response_start} outside {hidden.shape[0]} tokens")
         smooth = ema_embed(hidden, self.alpha, self.ema_init)
-        return downsample(smooth[response_start:], self.mean_window)
+        return downsample(
+            smooth[0 if self.prompt_in_prefix else response_start :], self.mean_window
+        )
+
+    def prompt_units(self, response_start: int) -> int:
+        """Downsampled units of the prompt at the start of :meth:`embed`'s output (0 unless
+        ``prompt_in_prefix``)."""
+        return response_start // self.mean_window if self.prompt_in_prefix else 0
 
     def embed_batch(
         self, hidden: torch.Tensor, starts: list[int], ends: list[int]
@@ -301,6 +318,8 @@ class HistaEstimator:
         per chunk of queries, the k nearest from one ``topk``. Returns G tensors, one value per
         ``query_nodes(L_i)``.
         """
+        if self.prompt_in_prefix:
+            raise ValueError("prompt_in_prefix is an SVEB option (estimate), not for group_values")
         g = len(embs)
         rewards = torch.as_tensor(rewards, dtype=torch.float32).flatten()
         if g < 2 or len(rewards) != g:
@@ -368,6 +387,7 @@ class HistaEstimator:
         own: torch.Tensor | None = None,
         own_reward: float | None = None,
         baseline: float | None = None,
+        prompt_units: int = 0,
     ) -> float:
         """Value of the prefix embedded as ``query`` (Lq, H) from the pool rollouts' nodes.
 
@@ -376,6 +396,9 @@ class HistaEstimator:
 
         ``own``/``own_reward`` (the query's full rollout) enter only with ``include_self``:
         then its nodes no longer than the query join the pool (the reference behaviour).
+        ``prompt_units``: length of the shared prompt at the start of the query and of every
+        pool embedding (``prompt_in_prefix``; :meth:`prompt_units`): pool nodes sit at the
+        response's nodes after it.
         """
         rewards = torch.as_tensor(rewards, dtype=torch.float32).flatten()
         if len(pool) != len(rewards) or not pool:
@@ -395,7 +418,11 @@ class HistaEstimator:
         row = prefix_chamfer_batch(query.float()[None], emb, self.distance)[0, :, lq - 1]  # (N, L)
         dists, labs = [], []
         for idx, lab in enumerate(labels):
-            nodes = self.nodes(int(lens[idx]))
+            if not 0 <= prompt_units < int(lens[idx]):
+                raise ValueError(
+                    f"prompt_units {prompt_units} outside a pool item of {int(lens[idx])}"
+                )
+            nodes = [prompt_units + n for n in self.nodes(int(lens[idx]) - prompt_units)]
             if self.include_self and idx == len(items) - 1:
                 nodes = [n for n in nodes if n <= lq]
             if self.length_window is not None:
