@@ -222,11 +222,17 @@ def evaluate(module: QATLanguageModel, batches: list[torch.Tensor]) -> float:
     return total / count
 
 
-def train_run(spec: GridSpec, job: dict, data: TextDataModule) -> list[dict]:
+def train_run(
+    spec: GridSpec,
+    job: dict,
+    data: TextDataModule,
+    on_trained: Callable[[QATLanguageModel], None] | None = None,
+) -> list[dict]:
     """Train one run with WSD decay branches; one record per token budget.
 
     Each record: ``run, size, N, scheme, G, seed, steps, D, val_loss, train_loss, seconds``
-    (FP runs also carry ``act_stats`` at the largest budget).
+    (FP runs also carry ``act_stats`` at the largest budget). ``on_trained`` is called with
+    the trained module at the largest budget (to measure it; the grid keeps no weights).
     """
     size = SIZES[job["size"]]
     top = spec.budgets[-1]
@@ -298,6 +304,8 @@ def train_run(spec: GridSpec, job: dict, data: TextDataModule) -> list[dict]:
             module.model, val[0][:, :-1], spec.stats_bits, fp_g
         )
     records.append(last)
+    if on_trained is not None:
+        on_trained(module)
     if torchao:
         from .torchao_qat import convert
 
