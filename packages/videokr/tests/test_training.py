@@ -38,10 +38,13 @@ def test_k3_kl_nonnegative(a, b):
     assert bool((k3_kl(torch.tensor(a[:n]), torch.tensor(b[:n])) >= -1e-6).all())
 
 
-def test_equal_rewards_give_zero_gradient():
-    logp = torch.randn(4, 6, requires_grad=True)
-    mask = torch.ones(4, 6)
-    adv = group_advantages(torch.full((1, 4), 0.7)).flatten()
+@pytest.mark.parametrize("reward", [0.1, 0.7, 0.9, 1.0])
+def test_equal_rewards_give_zero_gradient(reward):
+    # 0.1 and 0.9 are the rewards of a wrong and of an unformatted right answer (0.9 acc + 0.1
+    # format); over a group of 8 their float32 mean is not exactly the reward.
+    logp = torch.randn(8, 6, requires_grad=True)
+    mask = torch.ones(8, 6)
+    adv = group_advantages(torch.full((1, 8), reward)).flatten()
     assert torch.all(adv == 0)
     loss, _ = grpo_loss(logp, logp.detach(), logp.detach(), adv, mask, kl_coef=0.01)
     loss.backward()  # zero advantage, and the k3 KL has zero gradient at pi == ref

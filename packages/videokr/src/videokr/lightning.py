@@ -233,13 +233,22 @@ class VideoKRDataModule(_QADataModule):
 def group_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """``(r - mean) / (std + eps)`` over the last axis (one group per row).
 
+    A group whose rewards are all equal carries no signal, and its advantages are exactly 0.
+    Computed by the formula alone they were not: the float32 mean of eight rewards of 0.9 differs
+    from 0.9 by about 1e-8, and that residual divided by ``std + eps = 1e-6`` gave every
+    completion of the group an advantage of -0.06 (-0.0075 for eight rewards of 0.1), a
+    spurious push that Adam scales up to a full step when it is the only gradient in the batch.
+
     >>> group_advantages(torch.tensor([[1.0, 0.0], [0.5, 0.5]]))
     tensor([[ 1.0000, -1.0000],
             [ 0.0000,  0.0000]])
+    >>> bool((group_advantages(torch.full((1, 8), 0.9)) == 0).all())
+    True
     """
     mean = rewards.mean(-1, keepdim=True)
     std = rewards.std(-1, unbiased=False, keepdim=True)
-    return (rewards - mean) / (std + eps)
+    constant = rewards.amax(-1, keepdim=True) == rewards.amin(-1, keepdim=True)
+    return ((rewards - mean) / (std + eps)).masked_fill(constant, 0.0)
 
 
 def k3_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:

@@ -139,6 +139,10 @@ def numerical_match(output: str, solution: str, rel: float = 1e-6) -> float:
 
 
 def group_advantage(rewards, eps: float = 1e-6) -> np.ndarray:
-    """Group-relative advantage ``(r - mean) / (std + eps)`` along the last axis."""
+    """Group-relative advantage ``(r - mean) / (std + eps)`` along the last axis.
+
+    Groups whose rewards are all equal get exactly 0 (as :func:`videokr.lightning.group_advantages`).
+    """
     r = np.asarray(rewards, dtype=float)
-    return (r - r.mean(-1, keepdims=True)) / (r.std(-1, keepdims=True) + eps)
+    adv = (r - r.mean(-1, keepdims=True)) / (r.std(-1, keepdims=True) + eps)
+    return np.where(r.max(-1, keepdims=True) == r.min(-1, keepdims=True), 0.0, adv)
