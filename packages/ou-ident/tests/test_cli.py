@@ -4,6 +4,7 @@ The generic checks (help, unknown command, configs, malformed YAML) are the regi
 (``ci/test_registry.py``).
 """
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -217,3 +218,21 @@ def test_fit_test_predict_from_config(tmp_path, capsys):
     assert main(["fit", *args]) == 0
     assert main(["test", *args]) == 0
     assert "test_rel_err_A" in capsys.readouterr().out
+
+
+def test_solve_with_a_sparsity_penalty(experiment, tmp_path, capsys):
+    out = tmp_path / "pen"
+    args = ["solve", "--data", str(experiment), "--method", "efficient"]
+    assert main([*args, "--penalty", "1e-3", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "l1 prior on the off-diagonal drift: penalty 0.001" in printed
+    result = json.loads((out / "result.json").read_text())
+    assert result["penalty"] == 1e-3
+    from ou_ident.steady_state_fit import OUFit
+
+    fit = OUFit.from_json(json.loads((out / "fit.json").read_text()))
+    assert np.sum(fit.A != 0) - 6 == result["nonzero_offdiag"]
+    _one_line_error(capsys, main([*args, "--penalty", "lots"]), "--penalty must be")
+    _one_line_error(capsys, main([*args, "--penalty", "-1"]), "--penalty must be")
+    code = main(["solve", "--data", str(experiment), "--method", "joint", "--penalty", "auto"])
+    _one_line_error(capsys, code, "apply to --method efficient")

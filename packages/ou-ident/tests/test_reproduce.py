@@ -12,6 +12,7 @@ sections:
   efficiency: {p: 4, ns: [100000], seeds: 2}
   cramer_rao: {p: 4, ns: [100000000], seeds: 1, replications: 3}
   coverage: {p: 3, n: 100000, replications: 3}
+  sparse_efficiency: {p: 4, n: 100000, seeds: [2, 3]}
 """
 
 SECTIONS = [
@@ -21,6 +22,7 @@ SECTIONS = [
     "efficiency",
     "cramer_rao",
     "coverage",
+    "sparse_efficiency",
     "sachs",
     "sachs_shrinkage",
 ]
@@ -35,7 +37,7 @@ def test_sections_run_on_a_tiny_override(tmp_path):
     small = tmp_path / "tiny.yaml"
     small.write_text(TINY)
     report = EXPERIMENT.run(
-        tmp_path / "out", preset="quick", overrides=[small], log=False, sections=SECTIONS[:6]
+        tmp_path / "out", preset="quick", overrides=[small], log=False, sections=SECTIONS[:7]
     )
     rows = report.sections["comparison"].tables[0].rows
     assert {r["method"] for r in rows} == {"ours: joint (support known)", "no change"}
@@ -50,3 +52,7 @@ def test_sections_run_on_a_tiny_override(tmp_path):
     cov = {r["parameters"]: r for r in report.sections["coverage"].tables[0].rows}
     parts = sum(r["count"] for name, r in cov.items() if name != "all")
     assert cov["all"]["count"] == parts and 0.0 <= cov["all"]["coverage"] <= 1.0
+    sparse = report.sections["sparse_efficiency"].tables[0].rows
+    assert [r["seeds"] for r in sparse] == [2] * 4 + [3] * 4
+    joint3 = next(r for r in sparse if r["seeds"] == 3 and r["estimator"] == "ours: joint")
+    assert len(joint3["per seed"].split()) == 3

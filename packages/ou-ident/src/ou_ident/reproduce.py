@@ -1,17 +1,10 @@
 """``ou-ident reproduce``: the paper's headline comparison at CPU scale, offline and seeded.
 
 Paper: "One Intervention per Component is Enough" (ICML 2026). One section per claim, each
-calling the public API (sizes in ``configs/reproduce/{quick,full,paper}.yaml``):
-``comparison`` (:func:`ou_ident.comparison.comparison_table`), ``error_vs_n``
-(:func:`ou_ident.convergence.error_vs_n_table`), ``identifiability``
-(:func:`ou_ident.identifiability.identifiability_table`), ``efficiency``
-(:func:`ou_ident.efficiency.efficiency_table`), ``cramer_rao`` (Monte Carlo error of the
-joint and efficient estimators against the Cramer-Rao scale,
-:func:`ou_ident.efficiency.cramer_rao_table`), ``coverage``
-(:func:`ou_ident.efficiency.coverage_table`) and ``sachs`` (held-out inhibitions of the
-Sachs et al. 2005 table in the ``cdt`` wheel, :func:`ou_ident.sachs.sachs_table`) and
-``sachs_shrinkage`` (why they do not beat no change, and a cross-validated shrinkage,
-:func:`ou_ident.sachs.sachs_shrinkage_table`).
+calling the public API of the module named in its section (sizes in
+``configs/reproduce/{quick,full,paper}.yaml``): ``comparison``, ``error_vs_n``,
+``identifiability``, ``efficiency``, ``cramer_rao``, ``coverage``, ``sparse_efficiency``
+(:mod:`ou_ident.efficiency`), ``sachs`` and ``sachs_shrinkage`` (:mod:`ou_ident.sachs`).
 """
 
 from __future__ import annotations
@@ -26,9 +19,11 @@ from ou_ident.efficiency import (
     CoverageSetting,
     CramerRaoSetting,
     EfficiencySetting,
+    SparseEfficiencySetting,
     coverage_section,
     cramer_rao_section,
     efficiency_section,
+    sparse_efficiency_section,
 )
 from ou_ident.identifiability import identifiability_table
 
@@ -122,9 +117,14 @@ EXPERIMENT = Experiment(
         Section(
             "coverage",
             coverage_section,
-            "the efficient estimator's 95% intervals cover the planted parameters 90-98% of the "
-            "time",
+            "the efficient estimator's 95% intervals cover the planted parameters 90-98% of the time",
             CoverageSetting,
+        ),
+        Section(
+            "sparse_efficiency",
+            sparse_efficiency_section,
+            "an l1 drift prior (penalty by extended BIC) cuts the joint fit's error >= 30% (#36)",
+            SparseEfficiencySetting,
         ),
         Section(
             "sachs",
