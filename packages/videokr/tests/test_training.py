@@ -95,6 +95,26 @@ def test_update_moves_policy_not_reference():
     assert all(torch.equal(p, q) for p, q in zip(before, m.reference.parameters(), strict=True))
 
 
+def test_update_raises_the_advantage_weighted_log_probability():
+    # The direction of a GRPO step: a small step on the loss raises sum_i A_i log pi(o_i), i.e.
+    # completions with a positive advantage gain log-probability relative to negative ones.
+    torch.manual_seed(0)
+    m = GRPOModule(d_model=32, layers=1, heads=2)
+    dm = _dm()
+    dm.setup("fit")
+    b = next(iter(dm.train_dataloader()))
+    comp, cmask = b["input_ids"][:, :5], torch.ones(4, 5, dtype=torch.long)
+    args = (b["video"], b["prompt_ids"], b["prompt_mask"], comp, cmask)
+    adv = torch.tensor([1.0, -1.0, 0.5, -0.5])
+    logp = m.model.token_logprobs(*args)
+    loss, _ = grpo_loss(logp, logp.detach(), logp.detach(), adv, cmask, kl_coef=0.0)
+    loss.backward()
+    torch.optim.SGD(m.model.parameters(), lr=1e-3).step()
+    with torch.no_grad():
+        change = (m.model.token_logprobs(*args) - logp.detach()).sum(1)
+    assert float((adv * change).sum()) > 0
+
+
 def test_grpo_starts_from_sft_checkpoint(tmp_path):
     sft = SFTModule(d_model=32, layers=1, heads=2)
     path = tmp_path / "sft.ckpt"
