@@ -13,6 +13,9 @@ activation part of the W4A4 error is dominated by the FC2 input, whose entries h
    ``||Q(x) - x||^2 / ||x||^2`` and into the layer's output
    ``||Q(x) Q(W)^T - x W^T||^2 / ||x W^T||^2`` -> :func:`quantisation_errors` (the check of
    whether the per-element quantisation noise at a fixed G depends on the model's width).
+
+The layer inputs (and weights) of (2) and (4) come from one hooked forward pass,
+:func:`capture_linear_inputs`.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from icml26_shared.results import Table
 from torch import nn
 
 from .fake_quant import fake_quantize
-from .quant_linear import LLAMA_LINEARS
+from .quant_linear import LLAMA_LINEARS, QuantLinear
 
 
 def kurtosis(x: torch.Tensor) -> float:
@@ -41,6 +44,50 @@ def kurtosis(x: torch.Tensor) -> float:
 
 
 @torch.no_grad()
+def capture_linear_inputs(
+    model: nn.Module, tokens: torch.Tensor, full_precision: bool = False
+) -> dict[str, list[tuple[torch.Tensor, torch.Tensor]]]:
+    """``{layer name: [(input, weight) per block]}`` of every block linear layer of ``model``.
+
+    One forward pass over ``tokens`` ``(batch, seq)`` in eval mode with forward hooks on the
+    ``LLAMA_LINEARS`` of each block; inputs are captured before the layer's own quantiser.
+    ``full_precision``: switch every :class:`~qat_scaling.quant_linear.QuantLinear`'s weight
+    and input quantisers off during the pass, so that upstream layers are not quantised either.
+    The model's mode and quantiser bits are restored afterwards.
+    """
+    inner = model.model if hasattr(model, "model") and hasattr(model.model, "layers") else model
+    captured: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = defaultdict(list)
+    hooks, quantisers = [], []
+    for block in inner.layers:
+        for name in LLAMA_LINEARS:
+            parent, attr = name.split(".")
+            module = getattr(getattr(block, parent), attr)
+            if full_precision and isinstance(module, QuantLinear):
+                quantisers.append(module)
+            hooks.append(
+                module.register_forward_hook(
+                    lambda mod, inp, out, name=name: captured[name].append(
+                        (inp[0].detach(), mod.weight.detach())
+                    )
+                )
+            )
+    saved = [(q.weight_quantizer.bits, q.input_quantizer.bits) for q in quantisers]
+    for q in quantisers:
+        q.weight_quantizer.bits = q.input_quantizer.bits = 16
+    was_training = model.training
+    model.eval()
+    try:
+        model(input_ids=tokens) if hasattr(model, "config") else model(tokens)
+    finally:
+        for h in hooks:
+            h.remove()
+        for q, (wb, ab) in zip(quantisers, saved, strict=True):
+            q.weight_quantizer.bits, q.input_quantizer.bits = wb, ab
+        model.train(was_training)
+    return captured
+
+
+@torch.no_grad()
 def activation_statistics(
     model: nn.Module, tokens: torch.Tensor, bits: int = 4, group_size: int = 32
 ) -> dict[str, dict[str, float]]:
@@ -51,30 +98,11 @@ def activation_statistics(
     per-token per-group fake quantisation). The statistics are of the raw input (before the
     layer's own quantiser).
     """
-    inner = model.model if hasattr(model, "model") and hasattr(model.model, "layers") else model
-    captured: dict[str, list[torch.Tensor]] = defaultdict(list)
-    hooks = []
-    for block in inner.layers:
-        for name in LLAMA_LINEARS:
-            parent, attr = name.split(".")
-            module = getattr(getattr(block, parent), attr)
-            hooks.append(
-                module.register_forward_hook(
-                    lambda mod, inp, out, name=name: captured[name].append(inp[0].detach())
-                )
-            )
-    was_training = model.training
-    model.eval()
-    try:
-        model(input_ids=tokens) if hasattr(model, "config") else model(tokens)
-    finally:
-        for h in hooks:
-            h.remove()
-        model.train(was_training)
+    captured = capture_linear_inputs(model, tokens)
     stats: dict[str, dict[str, float]] = {}
     for name in LLAMA_LINEARS:
         rows = []
-        for x in captured[name]:
+        for x, _ in captured[name]:
             g = group_size if x.shape[-1] % group_size == 0 else x.shape[-1]
             q = fake_quantize(x, bits, g)
             rows.append(
@@ -133,39 +161,7 @@ def quantisation_errors(
         >>> 0 < e["mlp.down_proj"]["weight"] < 0.05
         True
     """
-    from .quant_linear import QuantLinear
-
-    inner = model.model if hasattr(model, "model") and hasattr(model.model, "layers") else model
-    captured: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = defaultdict(list)
-    hooks = []
-    quantisers = []
-    for block in inner.layers:
-        for name in LLAMA_LINEARS:
-            parent, attr = name.split(".")
-            module = getattr(getattr(block, parent), attr)
-            if isinstance(module, QuantLinear):
-                quantisers.append(module)
-            hooks.append(
-                module.register_forward_hook(
-                    lambda mod, inp, out, name=name: captured[name].append(
-                        (inp[0].detach(), mod.weight.detach())
-                    )
-                )
-            )
-    # a full-precision forward pass: switch the QAT layers' quantisers off while capturing
-    saved = [(q.weight_quantizer.bits, q.input_quantizer.bits) for q in quantisers]
-    for q in quantisers:
-        q.weight_quantizer.bits = q.input_quantizer.bits = 16
-    was_training = model.training
-    model.eval()
-    try:
-        model(input_ids=tokens) if hasattr(model, "config") else model(tokens)
-    finally:
-        for h in hooks:
-            h.remove()
-        for q, (wb, ab) in zip(quantisers, saved, strict=True):
-            q.weight_quantizer.bits, q.input_quantizer.bits = wb, ab
-        model.train(was_training)
+    captured = capture_linear_inputs(model, tokens, full_precision=True)
     out: dict[str, dict[str, float]] = {}
     for name in LLAMA_LINEARS:
         rows = []
