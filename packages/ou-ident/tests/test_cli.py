@@ -234,5 +234,6 @@ def test_solve_with_a_sparsity_penalty(experiment, tmp_path, capsys):
     assert np.sum(fit.A != 0) - 6 == result["nonzero_offdiag"]
     _one_line_error(capsys, main([*args, "--penalty", "lots"]), "--penalty must be")
     _one_line_error(capsys, main([*args, "--penalty", "-1"]), "--penalty must be")
+    _one_line_error(capsys, main([*args, "--penalty", "nan"]), "--penalty must be")
     code = main(["solve", "--data", str(experiment), "--method", "joint", "--penalty", "auto"])
     _one_line_error(capsys, code, "apply to --method efficient")

@@ -226,17 +226,14 @@ def solve(
         support = _load_matrix(mask, "support mask") != 0
     if unknown_support:
         support = None
+    pen_value: float | str = "auto"
     if penalty != "auto":
         try:
-            pen_value: float | str = float(penalty)
+            pen_value = float(penalty)
         except ValueError:
-            raise UsageError(
-                f"--penalty must be auto, 0 or a number >= 0, got {penalty!r}"
-            ) from None
-        if not pen_value >= 0:
+            pen_value = float("nan")
+        if not pen_value >= 0:  # also nan: not a number
             raise UsageError(f"--penalty must be auto, 0 or a number >= 0, got {penalty!r}")
-    else:
-        pen_value = "auto"
     if (pen_value != 0 or adaptive) and method != "efficient":
         raise UsageError("--penalty/--adaptive apply to --method efficient")
     if method == "recursive":
