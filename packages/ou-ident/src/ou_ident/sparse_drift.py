@@ -244,7 +244,7 @@ def fit_penalised(
             model = (
                 float(grad @ step)
                 + _penalty_value(new, cols, w, penalty)
-                - (_penalty_value(theta, cols, w, penalty))
+                - _penalty_value(theta, cols, w, penalty)
             )
             if model > -tol:
                 break

@@ -25,11 +25,24 @@ The observations of step 1 come from a separate copy of the environment (seed ``
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from sigreg.sigreg_loss import combine_losses
+
+
+def pretrain_defaults() -> dict:
+    """The pre-training settings of :func:`pretrain_on_random_targets` with their defaults
+    (every keyword but ``seed``).
+
+    >>> pretrain_defaults()["updates"]
+    500
+    """
+    sig = inspect.signature(pretrain_on_random_targets).parameters
+    return {k: v.default for k, v in sig.items() if k not in ("module", "seed")}
 
 
 def check_pretrain(pretrain: dict) -> None:
@@ -41,10 +54,7 @@ def check_pretrain(pretrain: dict) -> None:
     ...
     ValueError: unknown pretrain setting(s) ['update']; choose from ['observations', 'updates', 'batch_size', 'target_scale', 'target_offset', 'reset_head', 'normalise_loss', 'permute_inputs', 'optimizer', 'lr']
     """
-    import inspect
-
-    names = [n for n in inspect.signature(pretrain_on_random_targets).parameters][1:]
-    names.remove("seed")
+    names = list(pretrain_defaults())
     unknown = sorted(set(pretrain) - set(names))
     if unknown:
         raise ValueError(f"unknown pretrain setting(s) {unknown}; choose from {names}")

@@ -141,13 +141,9 @@ def plasticity_table(
 ) -> Table:
     """One row per (game, optimiser, method) with intervals and the per-game verdicts."""
     steps = iterations * pqn["num_envs"] * pqn["num_steps"]
-    import inspect
+    from sigreg.warm_start import pretrain_defaults
 
-    from sigreg.warm_start import pretrain_on_random_targets
-
-    sig = inspect.signature(pretrain_on_random_targets).parameters
-    p = {k: v.default for k, v in sig.items() if v.default is not inspect.Parameter.empty}
-    p.update(pretrain)
+    p = {**pretrain_defaults(), **pretrain}
     pre_opt = "the run's optimiser"
     if p["optimizer"]:
         pre_lr = f"lr {p['lr']:g}" if p["lr"] else "the run's lr"
